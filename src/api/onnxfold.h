@@ -1,0 +1,125 @@
+// onnxfold's one facade: bytes in, optimized bytes out, plus a report.
+//
+// The CLI, the wasm bindings, the tests and the benchmarks all go through
+// this header; it exposes no protobuf or IR types. Errors are onnxfold::Error
+// with a message that says what is wrong and where.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/buffer.h"
+#include "ir/error.h"
+#include "ir/sink.h"
+
+namespace onnxfold {
+
+const char* version();
+
+struct Progress {
+  std::string stage;    // "read", "optimize", "write"
+  std::string pass;     // the pass about to run (stage "optimize")
+  double fraction = 0;  // 0..1 over the whole job
+};
+
+struct Options {
+  // Pass names, run in order to a fixpoint; empty: the default pipeline.
+  std::vector<std::string> passes;
+  // Graph inputs (names or globs) that freezing keeps as inputs.
+  std::vector<std::string> preserve;
+  // Largest growth in bytes one constant fold may add to the model.
+  int64_t size_budget = 1024;
+  // Fold DequantizeLinear of integer weights too (normally kept for quantization).
+  bool fold_dequantize_weights = false;
+  // Free-form pass settings ("pass.key" -> value).
+  std::map<std::string, std::string> extra;
+  int max_iterations = 8;
+  // Run the IR verifier after every pass (always on in debug builds).
+  bool verify_each = false;
+  // Tensors of at least this many bytes are written to external data.
+  // -1: automatic (external if the input used external data or the model would
+  // pass protobuf's 2 GiB limit, with a 1 KiB threshold).
+  int64_t external_data_threshold = -1;
+  // Name of the external-data file, relative to the output model.
+  std::string external_data_location;
+  std::function<void(const Progress&)> on_progress;
+  // Polled between passes; returning true abandons the job with Error("cancelled").
+  std::function<bool()> cancelled;
+};
+
+// How the host reads and writes external-data files (files natively, buffers in JS).
+struct ExternalDataIO {
+  // Whole content of the file at `location` (a checked relative path). Unset:
+  // external tensors stay unloaded and are written back as references.
+  std::function<Buffer(const std::string& location)> open;
+  // A sink for a new external-data file.
+  std::function<std::unique_ptr<Sink>(const std::string& location)> create;
+};
+
+struct ValueSummary {
+  std::string name;
+  std::string type;  // e.g. "float32[batch,3,224,224]"
+};
+
+struct ModelSummary {
+  int64_t ir_version = 0;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("" = ai.onnx), version
+  std::string producer;
+  size_t nodes = 0;                            // including nodes inside subgraphs
+  std::map<std::string, size_t> op_histogram;  // "Conv" or "domain::Op" -> count
+  size_t initializers = 0;
+  uint64_t initializer_bytes = 0;
+  size_t external_initializers = 0;
+  size_t functions = 0;
+  std::vector<ValueSummary> inputs;  // graph inputs that are not initializers
+  std::vector<ValueSummary> outputs;
+
+  std::string toJson(int indent = 2) const;
+  std::string toText() const;
+};
+
+struct PassRun {
+  std::string pass;
+  int iteration = 0;
+  double millis = 0;
+  bool changed = false;
+  size_t nodes_before = 0, nodes_after = 0;
+  size_t initializers_before = 0, initializers_after = 0;
+  uint64_t bytes_before = 0, bytes_after = 0;  // initializer bytes
+  std::vector<std::string> notes;
+  std::map<std::string, int64_t> counters;
+  std::string error;  // the pass failed and was undone
+};
+
+struct Report {
+  ModelSummary before;
+  ModelSummary after;
+  std::vector<PassRun> passes;
+  int iterations = 0;
+  bool converged = true;
+  double read_ms = 0, optimize_ms = 0, write_ms = 0;
+  uint64_t input_bytes = 0;
+  uint64_t output_bytes = 0;
+  uint64_t external_bytes = 0;  // written to external data
+  std::vector<std::string> warnings;
+
+  std::string toJson(int indent = 2) const;
+};
+
+// Summary of a model (the CLI's `info`).
+ModelSummary inspect(const Buffer& model, const ExternalDataIO& io = {});
+
+// Reads `model`, runs the pipeline, writes the result to `out`.
+Report optimize(const Buffer& model, Sink& out, const Options& options = {},
+                const ExternalDataIO& io = {});
+
+// Registered pass names and the default pipeline.
+std::vector<std::string> availablePasses();
+std::vector<std::string> defaultPasses();
+
+}  // namespace onnxfold

@@ -1,0 +1,139 @@
+// The facade: read -> pass pipeline -> write, with progress and a report.
+#include <chrono>
+
+#include "api/onnxfold.h"
+#include "api/summary.h"
+#include "onnx/reader.h"
+#include "onnx/writer.h"
+#include "passes/pass_manager.h"
+#include "passes/registry.h"
+
+namespace onnxfold {
+
+const char* version() {
+#ifdef ONNXFOLD_VERSION
+  return ONNXFOLD_VERSION;
+#else
+  return "0.0.0";
+#endif
+}
+
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool hasExternalTensors(const Model& m) {
+  for (const Value* v : m.graph->initializers()) {
+    if (v->initializer()->external) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ModelSummary inspect(const Buffer& bytes, const ExternalDataIO& io) {
+  ReadOptions ro;
+  ro.open_external = io.open;
+  std::unique_ptr<Model> m = readModel(bytes, ro);
+  return summarize(*m);
+}
+
+std::vector<std::string> availablePasses() {
+  return registeredPasses();
+}
+std::vector<std::string> defaultPasses() {
+  return defaultPipeline();
+}
+
+Report optimize(const Buffer& bytes, Sink& out, const Options& options, const ExternalDataIO& io) {
+  Report report;
+  report.input_bytes = bytes.size();
+  auto progress = [&](const char* stage, const std::string& pass, double f) {
+    if (options.on_progress) options.on_progress({stage, pass, f});
+  };
+
+  // Resolve the pipeline first: an unknown pass name fails before any work.
+  PassManagerOptions pmo;
+  pmo.max_iterations = options.max_iterations;
+  if (options.verify_each) pmo.verify_each = true;
+  pmo.cancelled = options.cancelled;
+  pmo.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
+    progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
+  };
+  PassManager pm(pmo);
+  pm.addByName(options.passes.empty() ? defaultPipeline() : options.passes);
+
+  progress("read", "", 0);
+  auto t0 = std::chrono::steady_clock::now();
+  ReadOptions ro;
+  ro.open_external = io.open;
+  std::unique_ptr<Model> model = readModel(bytes, ro);
+  report.read_ms = msSince(t0);
+  report.before = summarize(*model);
+
+  PassOptions po;
+  po.preserve = options.preserve;
+  po.size_budget = options.size_budget;
+  po.fold_dequantize_weights = options.fold_dequantize_weights;
+  po.extra = options.extra;
+  t0 = std::chrono::steady_clock::now();
+  PipelineReport pr = pm.run(model, po);
+  report.optimize_ms = msSince(t0);
+  report.iterations = pr.iterations;
+  report.converged = pr.converged;
+  for (const PassRecord& r : pr.passes) {
+    PassRun run;
+    run.pass = r.pass;
+    run.iteration = r.iteration;
+    run.millis = r.millis;
+    run.changed = r.changed;
+    run.nodes_before = r.before.nodes;
+    run.nodes_after = r.after.nodes;
+    run.initializers_before = r.before.initializers;
+    run.initializers_after = r.after.initializers;
+    run.bytes_before = r.before.initializer_bytes;
+    run.bytes_after = r.after.initializer_bytes;
+    run.notes = r.notes;
+    run.counters = r.counters;
+    run.error = r.error;
+    if (!r.error.empty()) {
+      report.warnings.push_back("pass '" + r.pass + "' failed and was undone: " + r.error);
+    }
+    report.passes.push_back(std::move(run));
+  }
+  if (!pr.converged) {
+    report.warnings.push_back("the pipeline still changed the model after " +
+                              std::to_string(pr.iterations) + " iterations");
+  }
+  report.after = summarize(*model);
+
+  progress("write", "", 0.9);
+  t0 = std::chrono::steady_clock::now();
+  WriteOptions wo;
+  wo.external_threshold = options.external_data_threshold;
+  wo.external_location = options.external_data_location;
+  wo.open_external = io.create;
+  if (wo.external_threshold < 0 &&
+      (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {
+    wo.external_threshold = 1024;
+  }
+  if (wo.external_threshold >= 0 && wo.external_location.empty()) {
+    throw Error(
+        "the output needs external data (its input had some, or it passes 2 GiB), but no "
+        "external-data file name was given");
+  }
+  wo.on_progress = [&](uint64_t written, uint64_t total) {
+    progress("write", "",
+             0.9 + 0.1 * static_cast<double>(written) / static_cast<double>(total ? total : 1));
+  };
+  WriteStats ws = writeModel(*model, out, wo);
+  report.output_bytes = ws.model_bytes;
+  report.external_bytes = ws.external_bytes;
+  report.write_ms = msSince(t0);
+  progress("write", "", 1.0);
+  return report;
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,156 @@
+// onnxfold command-line tool: info, optimize, passes.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "api/file_io.h"
+#include "api/onnxfold.h"
+
+namespace {
+
+std::vector<std::string> splitList(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+// A one-line progress bar, redrawn in place; only used when stderr is a terminal.
+class ProgressBar {
+ public:
+  void operator()(const onnxfold::Progress& p) {
+    const int width = 30;
+    const int filled = static_cast<int>(p.fraction * width + 0.5);
+    std::string label = p.stage + (p.pass.empty() ? "" : " " + p.pass);
+    label.resize(28, ' ');
+    std::fprintf(stderr, "\r[%s%s] %3d%% %s", std::string(static_cast<size_t>(filled), '#').c_str(),
+                 std::string(static_cast<size_t>(width - filled), ' ').c_str(),
+                 static_cast<int>(p.fraction * 100 + 0.5), label.c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void finish() {
+    if (shown_) std::fprintf(stderr, "\r%70s\r", "");
+  }
+
+ private:
+  bool shown_ = false;
+};
+
+std::string mib(uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(b) / (1 << 20));
+  return buf;
+}
+
+void writeTextFile(const std::string& path, const std::string& text) {
+  onnxfold::AtomicFile f(path);
+  f.write(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  f.commit();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "onnxfold: an ONNX model optimizer (constant folding, freezing, cleanup) that runs "
+      "natively and in the browser",
+      "onnxfold"};
+  app.set_version_flag("--version", std::string("onnxfold ") + onnxfold::version());
+  app.require_subcommand(1);
+
+  // info
+  auto* info = app.add_subcommand("info",
+                                  "Summarize a model: IR and opsets, inputs and outputs, "
+                                  "nodes per op type, initializers");
+  std::string info_path;
+  bool info_json = false;
+  info->add_option("model", info_path, "The .onnx file")->required();
+  info->add_flag("--json", info_json, "Print JSON instead of text");
+
+  // optimize
+  auto* opt = app.add_subcommand("optimize", "Optimize a model and write the result");
+  std::string in_path, out_path, report_path;
+  std::vector<std::string> passes, preserve;
+  int64_t threshold = -1;
+  std::string ext_location;
+  onnxfold::Options options;
+  bool quiet = false;
+  opt->add_option("input", in_path, "The model to optimize (never modified)")->required();
+  opt->add_option("-o,--output", out_path, "Where to write the result (atomically)")->required();
+  opt->add_option("--passes", passes,
+                  "Comma-separated pass names, run in order to a fixpoint (default: the default "
+                  "pipeline; see `onnxfold passes`)");
+  opt->add_option("--preserve", preserve, "Graph inputs (names or globs) freezing must keep");
+  opt->add_option("--size-budget", options.size_budget,
+                  "Largest growth in bytes one constant fold may add (default 1024)");
+  opt->add_option("--external-data-threshold", threshold,
+                  "Write tensors of at least this many bytes to an external-data file");
+  opt->add_option("--external-data-location", ext_location,
+                  "External-data file name, beside the output (default: <output>.data)");
+  opt->add_option("--max-iterations", options.max_iterations, "Cap on pipeline repetitions");
+  opt->add_flag("--verify", options.verify_each, "Run the IR verifier after every pass");
+  opt->add_option("--report", report_path, "Write the JSON report to this file");
+  opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
+
+  // passes
+  auto* list = app.add_subcommand("passes", "List the available passes and the default pipeline");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (info->parsed()) {
+      const onnxfold::ModelSummary s = onnxfold::inspectFile(info_path);
+      std::cout << (info_json ? s.toJson() + "\n" : s.toText());
+      return 0;
+    }
+    if (list->parsed()) {
+      std::cout << "available passes:\n";
+      for (const std::string& p : onnxfold::availablePasses())
+        std::cout << "  " << p << "\n";
+      std::cout << "default pipeline:";
+      for (const std::string& p : onnxfold::defaultPasses())
+        std::cout << " " << p;
+      std::cout << "\n";
+      return 0;
+    }
+    options.passes = splitList(passes);
+    options.preserve = splitList(preserve);
+    options.external_data_threshold = threshold;
+    options.external_data_location = ext_location;
+    ProgressBar bar;
+    if (!quiet && ::isatty(STDERR_FILENO)) {
+      options.on_progress = [&bar](const onnxfold::Progress& p) { bar(p); };
+    }
+    onnxfold::Report r;
+    try {
+      r = onnxfold::optimizeFile(in_path, out_path, options);
+    } catch (...) {
+      bar.finish();
+      throw;
+    }
+    bar.finish();
+    if (!report_path.empty()) writeTextFile(report_path, r.toJson() + "\n");
+    for (const std::string& w : r.warnings)
+      std::cerr << "onnxfold: warning: " << w << "\n";
+    if (!quiet) {
+      std::printf("%s: %zu -> %zu nodes, %zu -> %zu initializers, %s -> %s, %.0f ms\n",
+                  out_path.c_str(), r.before.nodes, r.after.nodes, r.before.initializers,
+                  r.after.initializers, mib(r.input_bytes).c_str(),
+                  mib(r.output_bytes + r.external_bytes).c_str(),
+                  r.read_ms + r.optimize_ms + r.write_ms);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "onnxfold: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,36 @@
+// The one exception type onnxfold throws for bad input or failed operations.
+// Messages say what is wrong and where (message, field, node name).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace onnxfold {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Malformed or unsupported model bytes. `where` is the path to the offending
+// field, e.g. "graph 'main' > node 'conv1' (Conv) > attribute 'kernel_shape'".
+class ParseError : public Error {
+ public:
+  ParseError(std::string where, std::string problem)
+      : Error(compose(where, problem)), where_(std::move(where)), problem_(std::move(problem)) {}
+  const std::string& where() const { return where_; }
+  const std::string& problem() const { return problem_; }
+  // The same error one level further out: "<outer> > <where>".
+  ParseError within(const std::string& outer) const {
+    return ParseError(where_.empty() ? outer : outer + " > " + where_, problem_);
+  }
+
+ private:
+  static std::string compose(const std::string& where, const std::string& problem) {
+    return where.empty() ? problem : where + ": " + problem;
+  }
+  std::string where_;
+  std::string problem_;
+};
+
+}  // namespace onnxfold

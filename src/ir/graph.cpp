@@ -1,0 +1,702 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+namespace onnxfold {
+
+// ----------------------------------------------------------------- Value
+
+void Value::setName(std::string name) {
+  if (name == name_) return;
+  graph_->undefineName(this);
+  name_ = std::move(name);
+  graph_->defineName(this);
+}
+
+std::vector<Node*> Value::users() const {
+  std::vector<Node*> out;
+  for (const Use& u : uses_) {
+    if (std::find(out.begin(), out.end(), u.user) == out.end()) out.push_back(u.user);
+  }
+  return out;
+}
+
+void Value::removeUse(Node* user, size_t index) {
+  auto it = std::find(uses_.begin(), uses_.end(), Use{user, index});
+  assert(it != uses_.end() && "use list out of sync");
+  uses_.erase(it);
+}
+
+void Value::replaceAllUsesWith(Value* other) {
+  assert(other != this);
+  const std::vector<Use> uses = uses_;
+  for (const Use& u : uses)
+    u.user->setInput(u.index, other);
+}
+
+// ----------------------------------------------------------------- Attribute
+
+std::string_view attrTypeName(AttrType t) {
+  switch (t) {
+    case AttrType::kFloat:
+      return "FLOAT";
+    case AttrType::kInt:
+      return "INT";
+    case AttrType::kString:
+      return "STRING";
+    case AttrType::kTensor:
+      return "TENSOR";
+    case AttrType::kGraph:
+      return "GRAPH";
+    case AttrType::kFloats:
+      return "FLOATS";
+    case AttrType::kInts:
+      return "INTS";
+    case AttrType::kStrings:
+      return "STRINGS";
+    case AttrType::kTensors:
+      return "TENSORS";
+    case AttrType::kGraphs:
+      return "GRAPHS";
+    case AttrType::kSparseTensor:
+      return "SPARSE_TENSOR";
+    case AttrType::kSparseTensors:
+      return "SPARSE_TENSORS";
+    case AttrType::kTypeProto:
+      return "TYPE_PROTO";
+    case AttrType::kTypeProtos:
+      return "TYPE_PROTOS";
+    default:
+      return "UNDEFINED";
+  }
+}
+
+Attribute Attribute::makeInt(std::string name, int64_t v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
+}
+Attribute Attribute::makeFloat(std::string name, float v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kFloat;
+  a.f = v;
+  return a;
+}
+Attribute Attribute::makeString(std::string name, std::string v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kString;
+  a.s = std::move(v);
+  return a;
+}
+Attribute Attribute::makeInts(std::string name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+Attribute Attribute::makeFloats(std::string name, std::vector<float> v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kFloats;
+  a.floats = std::move(v);
+  return a;
+}
+Attribute Attribute::makeTensor(std::string name, Tensor v) {
+  Attribute a;
+  a.name = std::move(name);
+  a.type = AttrType::kTensor;
+  a.t = std::move(v);
+  return a;
+}
+
+// ----------------------------------------------------------------- Node
+
+Node::~Node() {
+  // Subgraphs go first: their nodes may hold uses of values of enclosing graphs.
+  attributes.clear();
+  removeAllInputs();
+}
+
+void Node::setInput(size_t i, Value* v) {
+  assert(i < inputs_.size());
+  if (inputs_[i] == v) return;
+  if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
+  inputs_[i] = v;
+  if (v != nullptr) v->uses_.push_back(Use{this, i});
+}
+
+void Node::addInput(Value* v) {
+  inputs_.push_back(v);
+  if (v != nullptr) v->uses_.push_back(Use{this, inputs_.size() - 1});
+}
+
+void Node::removeInput(size_t i) {
+  assert(i < inputs_.size());
+  if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
+  // Later inputs shift down one slot: renumber their uses.
+  for (size_t k = i + 1; k < inputs_.size(); ++k) {
+    if (inputs_[k] == nullptr) continue;
+    for (Use& u : inputs_[k]->uses_) {
+      if (u.user == this && u.index == k) {
+        u.index = k - 1;
+        break;
+      }
+    }
+  }
+  inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+void Node::removeAllInputs() {
+  for (size_t i = inputs_.size(); i-- > 0;) {
+    if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
+  }
+  inputs_.clear();
+}
+
+Value* Node::addOutput(std::string name) {
+  return addOutputExact(name.empty() ? name : graph_->uniqueName(name));
+}
+
+Value* Node::addOutputExact(std::string name) {
+  if (name.empty()) {
+    outputs_.push_back(nullptr);
+    output_ptrs_.push_back(nullptr);
+    return nullptr;
+  }
+  std::unique_ptr<Value> v(new Value(graph_, std::move(name)));
+  v->producer_ = this;
+  v->producer_index_ = outputs_.size();
+  Value* raw = v.get();
+  outputs_.push_back(std::move(v));
+  output_ptrs_.push_back(raw);
+  if (linked_) graph_->defineName(raw);
+  return raw;
+}
+
+const Attribute* Node::attr(std::string_view name) const {
+  for (const Attribute& a : attributes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+Attribute* Node::attr(std::string_view name) {
+  for (Attribute& a : attributes) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+int64_t Node::attrInt(std::string_view name, int64_t dflt) const {
+  const Attribute* a = attr(name);
+  return a && a->type == AttrType::kInt ? a->i : dflt;
+}
+float Node::attrFloat(std::string_view name, float dflt) const {
+  const Attribute* a = attr(name);
+  return a && a->type == AttrType::kFloat ? a->f : dflt;
+}
+std::string Node::attrString(std::string_view name, std::string dflt) const {
+  const Attribute* a = attr(name);
+  return a && a->type == AttrType::kString ? a->s : dflt;
+}
+std::vector<int64_t> Node::attrInts(std::string_view name, std::vector<int64_t> dflt) const {
+  const Attribute* a = attr(name);
+  return a && a->type == AttrType::kInts ? a->ints : dflt;
+}
+void Node::setAttr(Attribute a) {
+  for (Attribute& old : attributes) {
+    if (old.name == a.name) {
+      old = std::move(a);
+      return;
+    }
+  }
+  attributes.push_back(std::move(a));
+}
+bool Node::removeAttr(std::string_view name) {
+  for (auto it = attributes.begin(); it != attributes.end(); ++it) {
+    if (it->name == name) {
+      attributes.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Node::hasSubgraphs() const {
+  for (const Attribute& a : attributes) {
+    if (a.g || !a.graphs.empty()) return true;
+  }
+  return false;
+}
+
+void Node::forEachSubgraph(const std::function<void(Graph&)>& f) const {
+  for (const Attribute& a : attributes) {
+    if (a.g) f(*a.g);
+    for (const auto& g : a.graphs) {
+      if (g) f(*g);
+    }
+  }
+}
+
+std::string Node::displayName() const {
+  if (!name.empty()) return "'" + name + "'";
+  size_t k = 0;
+  for (const Node* n = prev_; n != nullptr; n = n->prev_)
+    ++k;
+  return op_type + " #" + std::to_string(k);
+}
+
+// ----------------------------------------------------------------- Graph
+
+Graph::Graph(Graph* parent, Node* owner) : parent_(parent), owner_(owner) {
+  names_ = parent ? parent->names_ : std::make_shared<std::unordered_set<std::string>>();
+}
+
+Graph::~Graph() {
+  // Delete nodes last to first so uses go before their definitions.
+  while (last_ != nullptr) {
+    Node* n = last_;
+    unlink(n);
+    delete n;
+  }
+}
+
+Graph& Graph::root() {
+  Graph* g = this;
+  while (g->parent_ != nullptr)
+    g = g->parent_;
+  return *g;
+}
+
+Value* Graph::newValue(std::string name) {
+  std::unique_ptr<Value> v(new Value(this, std::move(name)));
+  Value* raw = v.get();
+  owned_values_.emplace(raw, std::move(v));
+  return raw;
+}
+
+void Graph::defineName(Value* v) {
+  if (v->name_.empty()) return;
+  names_->insert(v->name_);
+  scope_[v->name_] = v;
+}
+
+void Graph::undefineName(Value* v) {
+  auto it = scope_.find(v->name_);
+  if (it != scope_.end() && it->second == v) scope_.erase(it);
+}
+
+void Graph::destroyValue(Value* v) {
+  assert(v->uses_.empty() && "destroying a value that is still used");
+  undefineName(v);
+  owned_values_.erase(v);
+}
+
+Value* Graph::addInput(std::string name, Type type) {
+  Value* v = newValue(std::move(name));
+  v->type = std::move(type);
+  v->is_input_ = true;
+  inputs_.push_back(v);
+  defineName(v);
+  return v;
+}
+
+void Graph::addInputForInitializer(Value* v) {
+  assert(v->isInitializer() && !v->is_input_);
+  v->is_input_ = true;
+  inputs_.push_back(v);
+}
+
+void Graph::removeInput(Value* v) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), v);
+  assert(it != inputs_.end());
+  inputs_.erase(it);
+  v->is_input_ = false;
+  if (!v->isInitializer() && !v->isSparseInitializer()) destroyValue(v);
+}
+
+Value* Graph::addInitializer(Tensor t) {
+  std::string name = t.name.empty() ? uniqueName("const") : t.name;
+  if (lookupLocal(name) != nullptr) name = uniqueName(name);
+  Value* v = newValue(name);
+  t.name = name;
+  v->type = Type::tensor(t.dtype());
+  v->type.shape.emplace();
+  for (int64_t d : t.dims())
+    v->type.shape->dims.push_back(Dim::known(d));
+  v->initializer_ = std::make_unique<Tensor>(std::move(t));
+  initializers_.push_back(v);
+  defineName(v);
+  return v;
+}
+
+Value* Graph::addSparseInitializer(std::string name, SparseTensor t) {
+  Value* v = newValue(std::move(name));
+  v->type.kind = Type::Kind::kSparseTensor;
+  v->type.elem_type = t.values.dtype();
+  v->sparse_ = std::make_unique<SparseTensor>(std::move(t));
+  sparse_initializers_.push_back(v);
+  defineName(v);
+  return v;
+}
+
+void Graph::removeInitializer(Value* v) {
+  auto& list = v->sparse_ ? sparse_initializers_ : initializers_;
+  auto it = std::find(list.begin(), list.end(), v);
+  assert(it != list.end());
+  list.erase(it);
+  v->initializer_.reset();
+  v->sparse_.reset();
+  if (!v->is_input_) destroyValue(v);
+}
+
+void Graph::addOutput(Value* v) {
+  outputs_.push_back(v);
+  ++v->output_refs_;
+}
+
+void Graph::setOutput(size_t i, Value* v) {
+  assert(i < outputs_.size());
+  --outputs_[i]->output_refs_;
+  outputs_[i] = v;
+  ++v->output_refs_;
+}
+
+void Graph::removeOutput(size_t i) {
+  assert(i < outputs_.size());
+  --outputs_[i]->output_refs_;
+  outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+void Graph::replaceOutput(Value* old_out, Value* v) {
+  if (old_out == v) return;
+  const std::string name = old_out->name();
+  old_out->setName(uniqueName(name + "__replaced"));
+  v->setName(name);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i] == old_out) setOutput(i, v);
+  }
+}
+
+size_t Graph::numNodesRecursive() const {
+  size_t n = 0;
+  for (Node* node : nodes()) {
+    ++n;
+    node->forEachSubgraph([&n](Graph& g) { n += g.numNodesRecursive(); });
+  }
+  return n;
+}
+
+Node* Graph::createNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
+                        std::string domain) {
+  auto* n = new Node(this);
+  n->op_type = std::move(op_type);
+  n->domain = std::move(domain);
+  for (Value* v : inputs)
+    n->addInput(v);
+  for (size_t i = 0; i < num_outputs; ++i)
+    n->addOutput(n->op_type + "_out");
+  return n;
+}
+
+void Graph::link(Node* n) {
+  assert(!n->linked_ && n->graph_ == this);
+  n->linked_ = true;
+  ++num_nodes_;
+  for (Value* v : n->output_ptrs_) {
+    if (v != nullptr) defineName(v);
+  }
+}
+
+void Graph::unlink(Node* n) {
+  assert(n->linked_);
+  if (n->prev_)
+    n->prev_->next_ = n->next_;
+  else
+    first_ = n->next_;
+  if (n->next_)
+    n->next_->prev_ = n->prev_;
+  else
+    last_ = n->prev_;
+  n->prev_ = n->next_ = nullptr;
+  n->linked_ = false;
+  --num_nodes_;
+  for (Value* v : n->output_ptrs_) {
+    if (v != nullptr) undefineName(v);
+  }
+}
+
+void Graph::appendNode(Node* n) {
+  link(n);
+  n->prev_ = last_;
+  if (last_)
+    last_->next_ = n;
+  else
+    first_ = n;
+  last_ = n;
+}
+
+void Graph::insertBefore(Node* pos, Node* n) {
+  assert(pos->graph_ == this && pos->linked_);
+  link(n);
+  n->next_ = pos;
+  n->prev_ = pos->prev_;
+  if (pos->prev_)
+    pos->prev_->next_ = n;
+  else
+    first_ = n;
+  pos->prev_ = n;
+}
+
+void Graph::insertAfter(Node* pos, Node* n) {
+  assert(pos->graph_ == this && pos->linked_);
+  if (pos->next_ == nullptr) {
+    appendNode(n);
+    return;
+  }
+  insertBefore(pos->next_, n);
+}
+
+Node* Graph::addNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
+                     std::string domain) {
+  Node* n = createNode(std::move(op_type), inputs, num_outputs, std::move(domain));
+  appendNode(n);
+  return n;
+}
+
+void Graph::eraseNode(Node* n) {
+  assert(n->graph_ == this);
+  for (Value* v : n->output_ptrs_) {
+    (void)v;
+    assert((v == nullptr || (!v->hasUses() && !v->isGraphOutput())) &&
+           "erasing a node whose outputs are still used");
+  }
+  if (n->linked_) unlink(n);
+  delete n;
+}
+
+namespace {
+Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
+                         const std::function<Value*(Value*)>& map, bool exact);
+
+}  // namespace
+
+// Copies `src` into the empty graph `dst`; values of src's enclosing graphs go through `outer`.
+// `exact`: keep every name (dst belongs to a fresh model) instead of making names unique.
+void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Value*(Value*)>& outer,
+                           bool exact) {
+  std::unordered_map<const Value*, Value*> local;
+  auto mapValue = [&](Value* v) -> Value* {
+    if (v == nullptr) return nullptr;
+    auto it = local.find(v);
+    if (it != local.end()) return it->second;
+    return outer(v);
+  };
+  dst.name = src.name;
+  dst.doc_string = src.doc_string;
+  dst.metadata_props = src.metadata_props;
+  dst.quantization_annotation = src.quantization_annotation;
+  dst.orphan_value_info = src.orphan_value_info;
+  dst.unknown_fields = src.unknown_fields;
+  auto copyInfo = [](const Value* from, Value* to) {
+    to->type = from->type;
+    to->in_value_info = from->in_value_info;
+    to->doc_string = from->doc_string;
+    to->metadata_props = from->metadata_props;
+    to->value_info_unknown_fields = from->value_info_unknown_fields;
+  };
+  for (Value* v : src.initializers()) {
+    Value* nv = dst.addInitializer(*v->initializer());
+    copyInfo(v, nv);
+    local[v] = nv;
+  }
+  for (Value* v : src.sparseInitializers()) {
+    Value* nv = dst.addSparseInitializer(exact ? v->name() : dst.uniqueName(v->name()),
+                                         *v->sparseInitializer());
+    copyInfo(v, nv);
+    local[v] = nv;
+  }
+  for (Value* v : src.inputs()) {
+    if (v->isInitializer() || v->isSparseInitializer()) {
+      dst.addInputForInitializer(local[v]);
+      continue;
+    }
+    Value* nv = dst.addInput(exact ? v->name() : dst.uniqueName(v->name()), v->type);
+    copyInfo(v, nv);
+    local[v] = nv;
+  }
+  for (Node* n : src.nodes()) {
+    Node* nn = dst.cloneNodeImpl(*n, mapValue, exact);
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      if (n->output(i) != nullptr) {
+        copyInfo(n->output(i), nn->output(i));
+        local[n->output(i)] = nn->output(i);
+      }
+    }
+  }
+  for (Value* v : src.outputs())
+    dst.addOutput(mapValue(v));
+}
+
+namespace {
+Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
+                         const std::function<Value*(Value*)>& map, bool exact) {
+  Attribute c;
+  c.name = a.name;
+  c.type = a.type;
+  c.ref_attr_name = a.ref_attr_name;
+  c.doc_string = a.doc_string;
+  c.f = a.f;
+  c.i = a.i;
+  c.s = a.s;
+  c.t = a.t;
+  c.sparse_tensor = a.sparse_tensor;
+  c.tp = a.tp;
+  c.floats = a.floats;
+  c.ints = a.ints;
+  c.strings = a.strings;
+  c.tensors = a.tensors;
+  c.sparse_tensors = a.sparse_tensors;
+  c.type_protos = a.type_protos;
+  c.unknown_fields = a.unknown_fields;
+  if (a.g) {
+    c.g = std::make_unique<Graph>(new_parent, owner);
+    Graph::cloneGraphInto(*a.g, *c.g, map, exact);
+  }
+  for (const auto& g : a.graphs) {
+    auto ng = std::make_unique<Graph>(new_parent, owner);
+    Graph::cloneGraphInto(*g, *ng, map, exact);
+    c.graphs.push_back(std::move(ng));
+  }
+  return c;
+}
+}  // namespace
+
+Node* Graph::cloneNode(const Node& src, const std::function<Value*(Value*)>& map) {
+  return cloneNodeImpl(src, map, false);
+}
+
+Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact) {
+  std::vector<Value*> ins;
+  ins.reserve(src.numInputs());
+  for (Value* v : src.inputs())
+    ins.push_back(v ? map(v) : nullptr);
+  Node* n = createNode(src.op_type, ins, 0, src.domain);
+  n->name = src.name;
+  n->overload = src.overload;
+  n->doc_string = src.doc_string;
+  n->metadata_props = src.metadata_props;
+  n->device_configurations = src.device_configurations;
+  n->unknown_fields = src.unknown_fields;
+  for (Value* out : src.outputs()) {
+    const std::string name = out ? out->name() : std::string();
+    if (exact)
+      n->addOutputExact(name);
+    else
+      n->addOutput(name);
+  }
+  for (const Attribute& a : src.attributes) {
+    n->attributes.push_back(cloneAttribute(a, this, n, map, exact));
+  }
+  appendNode(n);
+  return n;
+}
+
+Value* Graph::lookupLocal(std::string_view name) const {
+  auto it = scope_.find(name);
+  return it == scope_.end() ? nullptr : it->second;
+}
+
+Value* Graph::lookup(std::string_view name) const {
+  for (const Graph* g = this; g != nullptr; g = g->parent_) {
+    if (Value* v = g->lookupLocal(name)) return v;
+  }
+  return nullptr;
+}
+
+std::string Graph::uniqueName(const std::string& base) {
+  if (names_->insert(base).second) return base;
+  for (size_t k = 1;; ++k) {
+    std::string candidate = base + "__" + std::to_string(k);
+    if (names_->insert(candidate).second) return candidate;
+  }
+}
+
+void Graph::reserveName(const std::string& name) {
+  names_->insert(name);
+}
+
+// ----------------------------------------------------------------- Model
+
+Model::Model() : graph(std::make_unique<Graph>()) {}
+
+namespace {
+Value* noOuterValues(Value* v) {
+  assert(false && "a top-level graph has no enclosing scope");
+  return v;
+}
+}  // namespace
+
+std::unique_ptr<Model> Model::clone() const {
+  auto m = std::make_unique<Model>();
+  m->ir_version = ir_version;
+  m->opset_import = opset_import;
+  m->producer_name = producer_name;
+  m->producer_version = producer_version;
+  m->domain = domain;
+  m->model_version = model_version;
+  m->doc_string = doc_string;
+  m->metadata_props = metadata_props;
+  m->configuration = configuration;
+  m->unknown_fields = unknown_fields;
+  Graph::cloneGraphInto(*graph, *m->graph, noOuterValues, true);
+  for (const TrainingInfo& t : training_info) {
+    TrainingInfo c;
+    // Training graphs see the main graph: map its values by name into the copy.
+    auto outer = [&m](Value* v) { return m->graph->lookup(v->name()); };
+    if (t.initialization) {
+      c.initialization = std::make_unique<Graph>(m->graph.get(), nullptr);
+      Graph::cloneGraphInto(*t.initialization, *c.initialization, outer, true);
+    }
+    if (t.algorithm) {
+      c.algorithm = std::make_unique<Graph>(m->graph.get(), nullptr);
+      Graph::cloneGraphInto(*t.algorithm, *c.algorithm, outer, true);
+    }
+    c.initialization_binding = t.initialization_binding;
+    c.update_binding = t.update_binding;
+    c.unknown_fields = t.unknown_fields;
+    m->training_info.push_back(std::move(c));
+  }
+  for (const Function& f : functions) {
+    Function c;
+    c.name = f.name;
+    c.domain = f.domain;
+    c.overload = f.overload;
+    c.attribute_names = f.attribute_names;
+    for (const Attribute& a : f.attribute_defaults) {
+      c.attribute_defaults.push_back(cloneAttribute(a, nullptr, nullptr, noOuterValues, true));
+    }
+    c.body = std::make_unique<Graph>();
+    Graph::cloneGraphInto(*f.body, *c.body, noOuterValues, true);
+    c.doc_string = f.doc_string;
+    c.opset_import = f.opset_import;
+    c.metadata_props = f.metadata_props;
+    c.unknown_fields = f.unknown_fields;
+    m->functions.push_back(std::move(c));
+  }
+  return m;
+}
+
+int64_t Model::opsetVersion(std::string_view d) const {
+  for (const OpsetId& o : opset_import) {
+    if (o.domain == d || (isDefaultDomain(o.domain) && isDefaultDomain(d))) return o.version;
+  }
+  return -1;
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,415 @@
+// The onnxfold graph IR: Model > Graph > Node / Value, with use-def lists.
+//
+// Values are SSA: one producer (a node output, a graph input or an
+// initializer) and a list of uses. Every mutation goes through this API, which
+// keeps the use lists, the name scope and the node order consistent; the
+// verifier (ir/verifier.h) checks that nothing broke them.
+//
+// Subgraphs (If/Loop/Scan bodies) are Graphs owned by a Node's attribute. A node
+// inside a subgraph may use a Value of an enclosing graph directly (an implicit
+// capture); the use is recorded on the outer Value like any other use.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "ir/type.h"
+
+namespace onnxfold {
+
+class Graph;
+class Node;
+class Value;
+
+// One use of a Value: input slot `index` of node `user`.
+struct Use {
+  Node* user;
+  size_t index;
+  bool operator==(const Use& o) const { return user == o.user && index == o.index; }
+};
+
+class Value {
+ public:
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Renames the value; the new name must not be in use in the model.
+  void setName(std::string name);
+
+  Graph* graph() const { return graph_; }
+  Node* producer() const { return producer_; }  // null for graph inputs and initializers
+  size_t producerIndex() const { return producer_index_; }
+
+  const std::vector<Use>& uses() const { return uses_; }
+  bool hasUses() const { return !uses_.empty(); }
+  bool hasOneUse() const { return uses_.size() == 1; }
+  // Distinct nodes using this value, in first-use order.
+  std::vector<Node*> users() const;
+
+  bool isGraphInput() const { return is_input_; }
+  bool isGraphOutput() const { return output_refs_ > 0; }
+  bool isInitializer() const { return initializer_ != nullptr; }
+  bool isSparseInitializer() const { return sparse_ != nullptr; }
+  // A constant the folder may use: an initializer that is not an overridable input.
+  bool isConstant() const { return initializer_ != nullptr && !is_input_; }
+  const Tensor* initializer() const { return initializer_.get(); }
+  Tensor* initializer() { return initializer_.get(); }
+  const SparseTensor* sparseInitializer() const { return sparse_.get(); }
+
+  // Every use of this value now uses `other`. Graph outputs are not touched:
+  // an output's name is the model's interface (see Graph::replaceOutput).
+  void replaceAllUsesWith(Value* other);
+
+  Type type;
+  // ValueInfoProto fields. `in_value_info`: written to GraphProto.value_info.
+  bool in_value_info = false;
+  std::string doc_string;
+  StringPairs metadata_props;
+  std::string value_info_unknown_fields;
+
+ private:
+  friend class Graph;
+  friend class Node;
+  Value(Graph* g, std::string name) : graph_(g), name_(std::move(name)) {}
+  void removeUse(Node* user, size_t index);
+
+  Graph* graph_;
+  std::string name_;
+  Node* producer_ = nullptr;
+  size_t producer_index_ = 0;
+  std::vector<Use> uses_;
+  bool is_input_ = false;
+  int output_refs_ = 0;
+  std::unique_ptr<Tensor> initializer_;
+  std::unique_ptr<SparseTensor> sparse_;
+};
+
+enum class AttrType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kInt = 2,
+  kString = 3,
+  kTensor = 4,
+  kGraph = 5,
+  kFloats = 6,
+  kInts = 7,
+  kStrings = 8,
+  kTensors = 9,
+  kGraphs = 10,
+  kSparseTensor = 11,
+  kSparseTensors = 12,
+  kTypeProto = 13,
+  kTypeProtos = 14,
+};
+std::string_view attrTypeName(AttrType t);
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::kUndefined;
+  std::string ref_attr_name;  // inside a function body: refers to the caller's attribute
+  std::string doc_string;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  Tensor t;
+  std::unique_ptr<Graph> g;
+  SparseTensor sparse_tensor;
+  Type tp;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::vector<Tensor> tensors;
+  std::vector<std::unique_ptr<Graph>> graphs;
+  std::vector<SparseTensor> sparse_tensors;
+  std::vector<Type> type_protos;
+  std::string unknown_fields;
+
+  static Attribute makeInt(std::string name, int64_t v);
+  static Attribute makeFloat(std::string name, float v);
+  static Attribute makeString(std::string name, std::string v);
+  static Attribute makeInts(std::string name, std::vector<int64_t> v);
+  static Attribute makeFloats(std::string name, std::vector<float> v);
+  static Attribute makeTensor(std::string name, Tensor v);
+};
+
+class Node {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain
+  std::string name;
+  std::string overload;
+  std::string doc_string;
+  StringPairs metadata_props;
+  std::vector<std::string> device_configurations;  // encoded NodeDeviceConfigurationProto
+  std::string unknown_fields;
+  std::vector<Attribute> attributes;
+
+  Graph* graph() const { return graph_; }
+  Node* prev() const { return prev_; }
+  Node* next() const { return next_; }
+
+  // Inputs: null entries are omitted optional inputs ("" in the proto).
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  size_t numInputs() const { return inputs_.size(); }
+  Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  void setInput(size_t i, Value* v);
+  void addInput(Value* v);
+  void removeInput(size_t i);
+  void removeAllInputs();
+
+  // Outputs: null entries are omitted optional outputs. The node owns them.
+  const std::vector<Value*>& outputs() const { return output_ptrs_; }
+  size_t numOutputs() const { return output_ptrs_.size(); }
+  Value* output(size_t i) const { return i < output_ptrs_.size() ? output_ptrs_[i] : nullptr; }
+  // Appends an output named `name` (made unique in the model if taken; "" = omitted).
+  Value* addOutput(std::string name);
+  // Appends an output with exactly this name; the caller has checked it is free
+  // in the visible scope (sibling subgraphs may reuse names). Used by the reader.
+  Value* addOutputExact(std::string name);
+
+  bool isOp(std::string_view op) const { return op_type == op && isDefaultDomain(); }
+  bool isDefaultDomain() const { return domain.empty() || domain == "ai.onnx"; }
+
+  const Attribute* attr(std::string_view name) const;
+  Attribute* attr(std::string_view name);
+  int64_t attrInt(std::string_view name, int64_t dflt) const;
+  float attrFloat(std::string_view name, float dflt) const;
+  std::string attrString(std::string_view name, std::string dflt) const;
+  std::vector<int64_t> attrInts(std::string_view name, std::vector<int64_t> dflt = {}) const;
+  void setAttr(Attribute a);  // replaces an attribute of the same name
+  bool removeAttr(std::string_view name);
+
+  bool hasSubgraphs() const;
+  // Calls f on every subgraph held by this node's attributes.
+  void forEachSubgraph(const std::function<void(Graph&)>& f) const;
+
+  // "name" or "op_type #k" for messages.
+  std::string displayName() const;
+
+ private:
+  friend class Graph;
+  explicit Node(Graph* g) : graph_(g) {}
+
+  Graph* graph_;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  bool linked_ = false;
+  std::vector<Value*> inputs_;
+  std::vector<std::unique_ptr<Value>> outputs_;
+  std::vector<Value*> output_ptrs_;
+};
+
+// Iterates nodes in order; the current node may be erased while iterating.
+class NodeRange {
+ public:
+  class iterator {
+   public:
+    iterator(Node* n) : cur_(n), next_(n ? n->next() : nullptr) {}
+    Node* operator*() const { return cur_; }
+    iterator& operator++() {
+      cur_ = next_;
+      next_ = cur_ ? cur_->next() : nullptr;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return cur_ != o.cur_; }
+
+   private:
+    Node* cur_;
+    Node* next_;
+  };
+  explicit NodeRange(Node* first) : first_(first) {}
+  iterator begin() const { return iterator(first_); }
+  iterator end() const { return iterator(nullptr); }
+
+ private:
+  Node* first_;
+};
+
+// A GraphProto.value_info entry naming no value of its graph; kept as read.
+struct OrphanValueInfo {
+  std::string name;
+  Type type;
+  std::string doc_string;
+  StringPairs metadata_props;
+  std::string unknown_fields;
+};
+
+class Graph {
+ public:
+  // `parent`: the enclosing graph of a subgraph; `owner`: the node holding it.
+  explicit Graph(Graph* parent = nullptr, Node* owner = nullptr);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  std::string name;
+  std::string doc_string;
+  StringPairs metadata_props;
+  std::vector<std::string> quantization_annotation;  // encoded TensorAnnotation messages
+  std::vector<OrphanValueInfo> orphan_value_info;
+  std::string unknown_fields;
+
+  Graph* parent() const { return parent_; }
+  Node* ownerNode() const { return owner_; }
+  Graph& root();
+
+  // --- inputs, outputs, initializers
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  const std::vector<Value*>& initializers() const { return initializers_; }
+  const std::vector<Value*>& sparseInitializers() const { return sparse_initializers_; }
+
+  // Adds a graph input. The name must be free in this scope.
+  Value* addInput(std::string name, Type type);
+  // Marks an existing initializer as also being an (overridable) graph input.
+  void addInputForInitializer(Value* v);
+  // Removes `v` from the inputs; destroys it unless it is an initializer.
+  // Precondition: no uses unless it stays as an initializer.
+  void removeInput(Value* v);
+
+  // Adds an initializer named t.name (made unique if empty or taken).
+  Value* addInitializer(Tensor t);
+  Value* addSparseInitializer(std::string name, SparseTensor t);
+  // Drops the initializer data. The value is destroyed unless it is a graph input.
+  // Precondition: no uses unless it stays as an input.
+  void removeInitializer(Value* v);
+
+  void addOutput(Value* v);
+  void setOutput(size_t i, Value* v);
+  void removeOutput(size_t i);
+  // Makes the graph output that names `old_out` refer to `v` under the same name:
+  // `v` is renamed to the output's name (the old value gets a fresh name).
+  void replaceOutput(Value* old_out, Value* v);
+
+  // --- nodes
+  NodeRange nodes() const { return NodeRange(first_); }
+  Node* firstNode() const { return first_; }
+  Node* lastNode() const { return last_; }
+  size_t numNodes() const { return num_nodes_; }
+  // Total node count including nodes of subgraphs.
+  size_t numNodesRecursive() const;
+
+  // Creates a node with `num_outputs` outputs named `<base>_out<k>`; not yet in the list.
+  Node* createNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
+                   std::string domain = "");
+  void appendNode(Node* n);
+  void insertBefore(Node* pos, Node* n);
+  void insertAfter(Node* pos, Node* n);
+  // Convenience: create + append.
+  Node* addNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs = 1,
+                std::string domain = "");
+  // Deletes a node. Precondition: its outputs have no uses and are not graph outputs.
+  void eraseNode(Node* n);
+  // Deep copy of `src` (which may live in another graph) appended at the end;
+  // `map` gives the value to use for each of src's inputs and captures.
+  Node* cloneNode(const Node& src, const std::function<Value*(Value*)>& map);
+  // Copies all of `src` into the empty graph `dst`; values of src's enclosing
+  // graphs go through `outer`. `exact` keeps every name (dst is in a fresh model).
+  static void cloneGraphInto(const Graph& src, Graph& dst,
+                             const std::function<Value*(Value*)>& outer, bool exact);
+
+  // --- names
+  // Looks up a value by name in this graph, then in the enclosing graphs.
+  Value* lookup(std::string_view name) const;
+  // Values defined directly in this graph (not in subgraphs or parents).
+  Value* lookupLocal(std::string_view name) const;
+  // A name not used anywhere in the model: `base`, else `base__1`, `base__2`, ...
+  std::string uniqueName(const std::string& base);
+  // Records a name as taken in the model (used by the reader for node names).
+  void reserveName(const std::string& name);
+
+ private:
+  friend class Value;
+  friend class Node;
+  Node* cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact);
+  Value* newValue(std::string name);
+  void defineName(Value* v);
+  void undefineName(Value* v);
+  void destroyValue(Value* v);
+  void link(Node* n);
+  void unlink(Node* n);
+
+  Graph* parent_;
+  Node* owner_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<Value*> initializers_;
+  std::vector<Value*> sparse_initializers_;
+  std::unordered_map<Value*, std::unique_ptr<Value>> owned_values_;
+  std::unordered_map<std::string_view, Value*> scope_;
+  std::shared_ptr<std::unordered_set<std::string>> names_;  // shared by the whole model
+  Node* first_ = nullptr;
+  Node* last_ = nullptr;
+  size_t num_nodes_ = 0;
+};
+
+struct OpsetId {
+  std::string domain;
+  int64_t version = 0;
+  std::string unknown_fields;
+};
+
+struct TrainingInfo {
+  std::unique_ptr<Graph> initialization;
+  std::unique_ptr<Graph> algorithm;
+  StringPairs initialization_binding;
+  StringPairs update_binding;
+  std::string unknown_fields;
+};
+
+// A model-local function (FunctionProto). Its body's inputs and outputs are the
+// function's formal inputs and outputs.
+struct Function {
+  std::string name;
+  std::string domain;
+  std::string overload;
+  std::vector<std::string> attribute_names;   // attributes without defaults
+  std::vector<Attribute> attribute_defaults;  // attribute_proto
+  std::unique_ptr<Graph> body;
+  std::string doc_string;
+  std::vector<OpsetId> opset_import;
+  StringPairs metadata_props;
+  std::string unknown_fields;
+};
+
+class Model {
+ public:
+  Model();
+  int64_t ir_version = 0;
+  std::vector<OpsetId> opset_import;
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::unique_ptr<Graph> graph;
+  StringPairs metadata_props;
+  std::vector<TrainingInfo> training_info;
+  std::vector<Function> functions;
+  std::vector<std::string> configuration;  // encoded DeviceConfigurationProto
+  std::string unknown_fields;
+
+  // A deep copy; tensor bytes are shared, not copied.
+  std::unique_ptr<Model> clone() const;
+
+  // The imported version of `domain` ("" and "ai.onnx" are the same), or -1.
+  int64_t opsetVersion(std::string_view domain) const;
+};
+
+inline bool isDefaultDomain(std::string_view d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+}  // namespace onnxfold

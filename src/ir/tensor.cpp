@@ -1,0 +1,117 @@
+#include "ir/tensor.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <limits>
+#include <new>
+
+namespace onnxfold {
+
+namespace {
+constexpr size_t kAlignment = 64;
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+}  // namespace
+
+Buffer Buffer::allocate(size_t size, uint8_t** out) {
+  // aligned_alloc needs a size that is a multiple of the alignment; never 0.
+  const size_t padded = (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, padded));
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, padded);
+  std::shared_ptr<uint8_t> owner(p, AlignedFree());
+  if (out != nullptr) *out = p;
+  return Buffer(p, size, std::move(owner));
+}
+
+Buffer Buffer::copyOf(const void* data, size_t size) {
+  uint8_t* p = nullptr;
+  Buffer b = allocate(size, &p);
+  if (size != 0) std::memcpy(p, data, size);
+  return b;
+}
+
+int64_t checkedElementCount(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_(std::move(dims)) {
+  const int64_t n = numElements();
+  assert(n >= 0);
+  if (dtype_ == DataType::kString) {
+    strings_.resize(static_cast<size_t>(n));
+  } else {
+    buffer_ = Buffer::allocate(rawByteSize(dtype_, n), nullptr);
+  }
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes)
+    : dtype_(dtype), dims_(std::move(dims)), buffer_(std::move(bytes)) {
+  assert(buffer_.size() == rawByteSize(dtype_, numElements()));
+}
+
+int64_t Tensor::numElements() const {
+  return checkedElementCount(dims_);
+}
+
+bool Tensor::isLoaded() const {
+  return !external || dtype_ == DataType::kString ||
+         buffer_.size() == rawByteSize(dtype_, numElements());
+}
+
+uint8_t* Tensor::mutableBytes() {
+  // Only storage we allocated and nobody else holds may be written in place.
+  const bool exclusive = buffer_.owner() && buffer_.owner().use_count() == 1 &&
+                         buffer_.owner().get() == buffer_.data() && buffer_.isAligned(kAlignment);
+  if (!exclusive) buffer_ = Buffer::copyOf(buffer_.data(), buffer_.size());
+  external.reset();  // the data no longer matches the external file
+  return const_cast<uint8_t*>(buffer_.data());
+}
+
+Tensor Tensor::aligned() const {
+  Tensor t = *this;
+  if (!buffer_.isAligned(16)) t.buffer_ = Buffer::copyOf(buffer_.data(), buffer_.size());
+  return t;
+}
+
+bool Tensor::sameContent(const Tensor& o) const {
+  if (dtype_ != o.dtype_ || dims_ != o.dims_) return false;
+  if (dtype_ == DataType::kString) return strings_ == o.strings_;
+  return buffer_.size() == o.buffer_.size() &&
+         (buffer_.data() == o.buffer_.data() ||
+          std::memcmp(buffer_.data(), o.buffer_.data(), buffer_.size()) == 0);
+}
+
+uint64_t Tensor::contentHash() const {
+  // FNV-1a over dtype, dims and bytes: cheap, deterministic across builds.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i)
+      h = (h ^ b[i]) * 1099511628211ull;
+  };
+  const auto dt = static_cast<int32_t>(dtype_);
+  mix(&dt, sizeof dt);
+  for (int64_t d : dims_)
+    mix(&d, sizeof d);
+  if (dtype_ == DataType::kString) {
+    for (const auto& s : strings_) {
+      const uint64_t n = s.size();
+      mix(&n, sizeof n);
+      mix(s.data(), s.size());
+    }
+  } else {
+    mix(buffer_.data(), buffer_.size());
+  }
+  return h;
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,104 @@
+// Tensor: a constant value (initializer, Constant attribute, folded result).
+//
+// Numeric data is held as raw little-endian element bytes in a Buffer, which is
+// a zero-copy view of the model file (or of a mapped external-data file) until
+// a pass replaces it. Typed proto fields (float_data, int64_data, ...) are
+// decoded to raw bytes by the reader, so there is one representation to handle.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/buffer.h"
+#include "ir/dtype.h"
+
+namespace onnxfold {
+
+using StringPair = std::pair<std::string, std::string>;
+using StringPairs = std::vector<StringPair>;
+
+// Where a tensor's bytes were stored outside the model file (ExternalData.md).
+struct ExternalDataRef {
+  std::string location;
+  int64_t offset = 0;
+  int64_t length = -1;  // -1: not given (to the end of the file)
+  std::string checksum;
+  StringPairs other;  // keys we do not interpret, kept in order
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates zeroed storage for the given shape (or empty strings for STRING).
+  Tensor(DataType dtype, std::vector<int64_t> dims);
+  // Wraps existing raw bytes. Precondition: bytes.size() == rawByteSize(dtype, numElements).
+  Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes);
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  size_t rank() const { return dims_.size(); }
+  int64_t numElements() const;
+
+  // Raw element bytes (empty for STRING tensors and unloaded external data).
+  const Buffer& buffer() const { return buffer_; }
+  const uint8_t* bytes() const { return buffer_.data(); }
+  size_t byteSize() const { return buffer_.size(); }
+  // Writable bytes; copies first if the storage is shared or a view of the input.
+  uint8_t* mutableBytes();
+
+  // Reads element i as T with memcpy (views into protobuf bytes may be unaligned).
+  template <class T>
+  T at(size_t i) const {
+    T v;
+    std::memcpy(&v, buffer_.data() + i * sizeof(T), sizeof(T));
+    return v;
+  }
+  // The data as an aligned T array: the view itself when aligned, else an aligned copy.
+  Tensor aligned() const;
+
+  const std::vector<std::string>& strings() const { return strings_; }
+  std::vector<std::string>& mutableStrings() { return strings_; }
+
+  // Replaces the bytes, keeping dtype and dims. Precondition: sizes match.
+  void setBuffer(Buffer b) { buffer_ = std::move(b); }
+  void reshape(std::vector<int64_t> dims) { dims_ = std::move(dims); }
+
+  // True when the bytes are present (false only for external data that was not resolved).
+  bool isLoaded() const;
+
+  // Proto fields kept for round trips.
+  std::string name;
+  std::string doc_string;
+  StringPairs metadata_props;
+  std::optional<std::pair<int64_t, int64_t>> segment;  // TensorProto.Segment (begin, end)
+  std::optional<ExternalDataRef> external;             // set when read from external data
+  std::string unknown_fields;                          // encoded fields we do not know
+
+  // Same dtype, dims and content (names and metadata are not compared).
+  bool sameContent(const Tensor& other) const;
+  // Hash of dtype, dims and content, for pooling identical constants.
+  uint64_t contentHash() const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> dims_;
+  Buffer buffer_;
+  std::vector<std::string> strings_;
+};
+
+// Product of dims, or -1 if a dim is negative or the product overflows int64.
+int64_t checkedElementCount(const std::vector<int64_t>& dims);
+
+// A sparse tensor: values [NNZ] and indices [NNZ, rank] or [NNZ] over dense `dims`.
+struct SparseTensor {
+  Tensor values;
+  Tensor indices;
+  std::vector<int64_t> dims;
+  std::string unknown_fields;
+};
+
+}  // namespace onnxfold

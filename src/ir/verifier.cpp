@@ -1,0 +1,199 @@
+#include "ir/verifier.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace onnxfold {
+
+namespace {
+
+class Verifier {
+ public:
+  // Values visible at the current point, innermost scope last.
+  std::vector<std::unordered_set<const Value*>> scopes;
+  std::string error;
+
+  bool fail(const Graph& g, const std::string& what) {
+    if (error.empty()) error = "graph '" + g.name + "': " + what;
+    return false;
+  }
+
+  bool visible(const Value* v) const {
+    for (const auto& s : scopes) {
+      if (s.count(v)) return true;
+    }
+    return false;
+  }
+
+  bool checkUses(const Graph& g, const Value* v) {
+    for (const Use& u : v->uses()) {
+      if (u.user == nullptr || u.user->input(u.index) != v) {
+        return fail(g, "use list of '" + v->name() + "' names a node input that is not it");
+      }
+    }
+    return true;
+  }
+
+  bool define(const Graph& g, const Value* v, std::unordered_set<std::string>& names) {
+    if (v->graph() != &g) return fail(g, "value '" + v->name() + "' belongs to another graph");
+    if (!names.insert(v->name()).second) {
+      return fail(g, "value name '" + v->name() + "' is defined twice");
+    }
+    if (g.lookupLocal(v->name()) != v) {
+      return fail(g, "value '" + v->name() + "' is missing from its graph's name scope");
+    }
+    scopes.back().insert(v);
+    return checkUses(g, v);
+  }
+
+  bool graph(const Graph& g) {
+    scopes.emplace_back();
+    std::unordered_set<std::string> names;
+    bool ok = walk(g, names);
+    scopes.pop_back();
+    return ok;
+  }
+
+  bool walk(const Graph& g, std::unordered_set<std::string>& names) {
+    for (const Value* v : g.initializers()) {
+      if (!v->isInitializer()) return fail(g, "initializer '" + v->name() + "' has no data");
+      if (!define(g, v, names)) return false;
+    }
+    for (const Value* v : g.sparseInitializers()) {
+      if (!define(g, v, names)) return false;
+    }
+    for (const Value* v : g.inputs()) {
+      if (!v->isGraphInput()) return fail(g, "input '" + v->name() + "' is not marked as input");
+      if (v->isInitializer() || v->isSparseInitializer()) continue;  // defined above
+      if (!define(g, v, names)) return false;
+    }
+    size_t count = 0;
+    const Node* prev = nullptr;
+    for (const Node* n : g.nodes()) {
+      ++count;
+      const std::string where = "node " + n->displayName() + " (" + n->op_type + ")";
+      if (n->graph() != &g) return fail(g, where + " belongs to another graph");
+      if (n->prev() != prev) return fail(g, where + " has a broken list link");
+      prev = n;
+      if (n->op_type.empty()) return fail(g, where + " has no op_type");
+      for (size_t i = 0; i < n->numInputs(); ++i) {
+        const Value* v = n->input(i);
+        if (v == nullptr) continue;
+        if (!visible(v)) {
+          return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
+                             "' is not defined before it (order or scope)");
+        }
+        if (std::count(v->uses().begin(), v->uses().end(), Use{const_cast<Node*>(n), i}) != 1) {
+          return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
+                             "' is not recorded exactly once in its use list");
+        }
+      }
+      // Subgraphs see everything defined so far; their own names come after.
+      bool sub_ok = true;
+      n->forEachSubgraph([&](Graph& sg) {
+        if (!sub_ok) return;
+        if (sg.parent() != &g) {
+          sub_ok = fail(g, where + " holds subgraph '" + sg.name + "' whose parent is wrong");
+          return;
+        }
+        sub_ok = graph(sg);
+      });
+      if (!sub_ok) return false;
+      for (size_t i = 0; i < n->numOutputs(); ++i) {
+        const Value* v = n->output(i);
+        if (v == nullptr) continue;
+        if (v->producer() != n || v->producerIndex() != i) {
+          return fail(g, where + " output '" + v->name() + "' does not point back to it");
+        }
+        if (v->name().empty()) return fail(g, where + " has an output without a name");
+        if (!define(g, v, names)) return false;
+      }
+    }
+    if (count != g.numNodes()) return fail(g, "node count is out of sync with the node list");
+    if (prev != g.lastNode()) return fail(g, "the last node link is broken");
+    for (const Value* v : g.outputs()) {
+      if (v == nullptr || !visible(v)) {
+        return fail(g, "graph output '" + (v ? v->name() : std::string("?")) + "' is not defined");
+      }
+      if (!v->isGraphOutput()) return fail(g, "output '" + v->name() + "' is not marked as output");
+    }
+    return true;
+  }
+};
+
+void collectDomains(const Graph& g, std::unordered_set<std::string>& out) {
+  for (const Node* n : g.nodes()) {
+    out.insert(isDefaultDomain(n->domain) ? std::string() : n->domain);
+    n->forEachSubgraph([&out](Graph& sg) { collectDomains(sg, out); });
+  }
+}
+
+std::string checkOpsets(const std::vector<OpsetId>& opsets, const Graph& g,
+                        const std::string& what) {
+  std::unordered_map<std::string, int64_t> seen;
+  for (const OpsetId& o : opsets) {
+    const std::string d = isDefaultDomain(o.domain) ? std::string() : o.domain;
+    if (!seen.emplace(d, o.version).second) {
+      return what + ": domain '" + o.domain + "' is imported twice";
+    }
+  }
+  std::unordered_set<std::string> used;
+  collectDomains(g, used);
+  for (const std::string& d : used) {
+    if (!seen.count(d)) return what + ": nodes use domain '" + d + "' but it is not imported";
+  }
+  return {};
+}
+
+}  // namespace
+
+VerifyResult verifyGraph(const Graph& graph) {
+  Verifier v;
+  // Enclosing graphs' values are visible to a subgraph verified on its own.
+  std::vector<const Graph*> chain;
+  for (const Graph* p = graph.parent(); p != nullptr; p = p->parent())
+    chain.push_back(p);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    v.scopes.emplace_back();
+    for (const Value* x : (*it)->inputs())
+      v.scopes.back().insert(x);
+    for (const Value* x : (*it)->initializers())
+      v.scopes.back().insert(x);
+    for (const Node* n : (*it)->nodes()) {
+      for (const Value* x : n->outputs()) {
+        if (x) v.scopes.back().insert(x);
+      }
+    }
+  }
+  VerifyResult r;
+  r.ok = v.graph(graph);
+  r.message = v.error;
+  return r;
+}
+
+VerifyResult verify(const Model& model) {
+  VerifyResult r = verifyGraph(*model.graph);
+  if (!r.ok) return r;
+  std::string opset_error = checkOpsets(model.opset_import, *model.graph, "model");
+  if (opset_error.empty()) {
+    for (const Function& f : model.functions) {
+      VerifyResult fr = verifyGraph(*f.body);
+      if (!fr.ok) return {false, "function '" + f.name + "': " + fr.message};
+      opset_error = checkOpsets(f.opset_import.empty() ? model.opset_import : f.opset_import,
+                                *f.body, "function '" + f.name + "'");
+      if (!opset_error.empty()) break;
+    }
+  }
+  for (const TrainingInfo& t : model.training_info) {
+    for (const Graph* g : {t.initialization.get(), t.algorithm.get()}) {
+      if (g == nullptr) continue;
+      VerifyResult tr = verifyGraph(*g);
+      if (!tr.ok) return {false, "training info: " + tr.message};
+    }
+  }
+  if (!opset_error.empty()) return {false, opset_error};
+  return r;
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,32 @@
+// ModelProto bytes -> IR.
+//
+// Zero-copy: tensor bytes (raw_data, external data) become Buffers pointing into
+// the input (or the mapped external file); the input must therefore stay alive,
+// which the Buffer's owner guarantees. Nodes are put in topological order
+// (ONNX requires it, some exporters do not honour it); a cycle is an error.
+// Every problem is a ParseError naming the message, field and node.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ir/buffer.h"
+#include "ir/graph.h"
+
+namespace onnxfold {
+
+struct ReadOptions {
+  // Returns the whole content of an external-data file, given its location as
+  // written in the model (already checked to be a plain relative path). Unset:
+  // external tensors stay unloaded and are written back as references.
+  std::function<Buffer(const std::string& location)> open_external;
+};
+
+std::unique_ptr<Model> readModel(const Buffer& bytes, const ReadOptions& options = {});
+
+// Throws a ParseError unless `location` is a relative path inside the model's
+// folder: not absolute, no "..", no backslash or drive letter, not empty.
+void checkExternalLocation(const std::string& location, const std::string& where);
+
+}  // namespace onnxfold

@@ -1,0 +1,50 @@
+// IR -> ModelProto bytes, streamed to a Sink.
+//
+// The model is laid out as a rope: small encoded pieces plus views of tensor
+// bytes, so a weight read from the input is written straight from the input
+// buffer, never copied into one whole-model string. Output is deterministic:
+// fields in field-number order, unknown fields after the known ones.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/sink.h"
+
+namespace onnxfold {
+
+struct WriteOptions {
+  // Tensors of at least this many bytes go to an external-data file; < 0: none.
+  int64_t external_threshold = -1;
+  // The external file's name, relative to the model's folder.
+  std::string external_location;
+  // Opens the sink for the external file (called once, only if a tensor goes there).
+  std::function<std::unique_ptr<Sink>(const std::string& location)> open_external;
+  // Every external tensor starts at a multiple of this (mmap-friendly, per ExternalData.md).
+  size_t external_alignment = 4096;
+  // Called as bytes go out: (model bytes written, model bytes in all).
+  std::function<void(uint64_t, uint64_t)> on_progress;
+};
+
+// Largest inline model protobuf readers accept (2 GiB - 1).
+constexpr uint64_t kMaxProtoBytes = (uint64_t{1} << 31) - 1;
+
+struct WriteStats {
+  uint64_t model_bytes = 0;
+  uint64_t external_bytes = 0;
+  size_t external_tensors = 0;
+};
+
+WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& options = {});
+
+// Convenience for tests and small models: the whole encoding in one string.
+std::string writeModelToString(const Model& model);
+
+// Bytes the model would take inline (all tensor data in the file).
+uint64_t inlineModelSize(const Model& model);
+
+}  // namespace onnxfold

@@ -1,0 +1,66 @@
+// Pass: one transformation of a Model, in the style of MLIR's passes.
+//
+// A pass overrides run(), keeps no state between runs, says whether it changed
+// the model, and reports problems by throwing onnxfold::Error (the manager then
+// restores the model as it was before the pass). Messages for the report go
+// through the PassContext. Passes are registered by name so a pipeline is a
+// list of names (see registry.h).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxfold {
+
+// Options shared by passes; every field has a sensible default.
+struct PassOptions {
+  // Graph inputs (names or globs) that freezing must keep as inputs.
+  std::vector<std::string> preserve;
+  // Largest growth in bytes a single fold may add to the written model.
+  int64_t size_budget = 1024;
+  // Fold DequantizeLinear of integer weights (normally kept for quantization).
+  bool fold_dequantize_weights = false;
+  // Free-form per-pass settings: "pass.key" -> value.
+  std::map<std::string, std::string> extra;
+};
+
+class PassContext {
+ public:
+  explicit PassContext(const PassOptions& options) : options_(options) {}
+  const PassOptions& options() const { return options_; }
+
+  // A line for the report ("folded 12 nodes", "kept 'w': preserved").
+  void note(std::string message) { notes_.push_back(std::move(message)); }
+  // Counters shown in the report, e.g. count("nodes removed", 3).
+  void count(const std::string& what, int64_t n = 1) { counters_[what] += n; }
+
+  std::vector<std::string> takeNotes() { return std::exchange(notes_, {}); }
+  std::map<std::string, int64_t> takeCounters() { return std::exchange(counters_, {}); }
+
+ private:
+  const PassOptions& options_;
+  std::vector<std::string> notes_;
+  std::map<std::string, int64_t> counters_;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  // Transforms `model`; returns true if anything changed. Throws Error on failure.
+  virtual bool run(Model& model, PassContext& ctx) = 0;
+};
+
+// Calls f on the main graph, every subgraph (innermost first), every function
+// body and every training graph. Innermost first lets a pass simplify a body
+// before it looks at the node holding it.
+void forEachGraph(Model& model, const std::function<void(Graph&)>& f);
+void forEachGraphIn(Graph& graph, const std::function<void(Graph&)>& f);
+
+}  // namespace onnxfold

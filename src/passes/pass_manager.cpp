@@ -1,0 +1,95 @@
+#include "passes/pass_manager.h"
+
+#include <chrono>
+
+#include "ir/error.h"
+#include "ir/verifier.h"
+#include "passes/registry.h"
+
+namespace onnxfold {
+
+namespace {
+void addGraphStats(const Graph& g, ModelStats& s) {
+  s.nodes += g.numNodesRecursive();
+}
+}  // namespace
+
+ModelStats computeStats(const Model& model) {
+  ModelStats s;
+  addGraphStats(*model.graph, s);
+  for (const Function& f : model.functions)
+    addGraphStats(*f.body, s);
+  s.initializers = model.graph->initializers().size();
+  for (const Value* v : model.graph->initializers())
+    s.initializer_bytes += v->initializer()->byteSize();
+  return s;
+}
+
+bool PipelineReport::hasErrors() const {
+  for (const PassRecord& r : passes) {
+    if (!r.error.empty()) return true;
+  }
+  return false;
+}
+
+void PassManager::addByName(const std::vector<std::string>& names) {
+  for (const std::string& n : names) {
+    std::unique_ptr<Pass> p = createPass(n);
+    if (!p) {
+      std::string known;
+      for (const std::string& k : registeredPasses())
+        known += (known.empty() ? "" : ", ") + k;
+      throw Error("unknown pass '" + n + "' (known passes: " + known + ")");
+    }
+    add(std::move(p));
+  }
+}
+
+PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions& options) {
+  PipelineReport report;
+  report.before = computeStats(*model);
+  report.converged = false;
+  for (int it = 1; it <= options_.max_iterations; ++it) {
+    report.iterations = it;
+    bool any = false;
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      Pass& pass = *passes_[i];
+      if (options_.cancelled && options_.cancelled()) throw Error("cancelled");
+      if (options_.on_pass) options_.on_pass(std::string(pass.name()), i, passes_.size(), it);
+      PassRecord rec;
+      rec.pass = std::string(pass.name());
+      rec.iteration = it;
+      rec.before = computeStats(*model);
+      // Tensor bytes are shared, so the snapshot costs only the graph structure.
+      std::unique_ptr<Model> snapshot = model->clone();
+      PassContext ctx(options);
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        rec.changed = pass.run(*model, ctx);
+        if (options_.verify_each) {
+          VerifyResult v = verify(*model);
+          if (!v.ok) throw Error("the IR is broken after this pass: " + v.message);
+        }
+      } catch (const std::exception& e) {
+        rec.error = e.what();
+        rec.changed = false;
+        model = std::move(snapshot);
+      }
+      rec.millis =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      rec.notes = ctx.takeNotes();
+      rec.counters = ctx.takeCounters();
+      rec.after = computeStats(*model);
+      any = any || rec.changed;
+      report.passes.push_back(std::move(rec));
+    }
+    if (!any) {
+      report.converged = true;
+      break;
+    }
+  }
+  report.after = computeStats(*model);
+  return report;
+}
+
+}  // namespace onnxfold

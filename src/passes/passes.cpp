@@ -1,0 +1,9 @@
+#include "passes/passes.h"
+
+namespace onnxfold {
+
+std::vector<PassFactory> builtinPassFactories() {
+  return {createDeadCodeElimination, createEliminateIdentity};
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,17 @@
+// Factories of the built-in passes, one per pass file.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "passes/registry.h"
+
+namespace onnxfold {
+
+std::unique_ptr<Pass> createDeadCodeElimination();  // dead_code_elimination.cpp
+std::unique_ptr<Pass> createEliminateIdentity();    // eliminate_identity.cpp
+
+// Every built-in pass, for the registry.
+std::vector<PassFactory> builtinPassFactories();
+
+}  // namespace onnxfold

@@ -1,0 +1,26 @@
+// Passes by name: a pipeline is a list of registered names.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace onnxfold {
+
+using PassFactory = std::function<std::unique_ptr<Pass>()>;
+
+// Adds (or replaces) a pass factory under `name`. The built-in passes are
+// registered on first use of the registry (see passes.h).
+void registerPass(const std::string& name, PassFactory factory);
+// A new instance of the named pass, or null if there is none.
+std::unique_ptr<Pass> createPass(const std::string& name);
+// All registered names, sorted.
+std::vector<std::string> registeredPasses();
+
+// The default optimization pipeline, as pass names.
+std::vector<std::string> defaultPipeline();
+
+}  // namespace onnxfold

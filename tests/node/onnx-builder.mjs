@@ -1,0 +1,109 @@
+// Minimal hand-written ONNX (protobuf) encoder for building tiny test models in JS.
+// Only the fields needed by tests are supported. Field numbers follow onnx.proto.
+
+const DTYPES = {
+  float32: 1, uint8: 2, int8: 3, uint16: 4, int16: 5, int32: 6, int64: 7, string: 8,
+  bool: 9, float16: 10, float64: 11, uint32: 12, uint64: 13,
+};
+
+class Writer {
+  constructor() { this.parts = []; this.size = 0; }
+  bytes(b) { this.parts.push(b); this.size += b.length; return this; }
+  varint(v) {
+    let x = BigInt.asUintN(64, BigInt(v));
+    const out = [];
+    do {
+      let byte = Number(x & 0x7fn);
+      x >>= 7n;
+      if (x) byte |= 0x80;
+      out.push(byte);
+    } while (x);
+    return this.bytes(Uint8Array.from(out));
+  }
+  tag(field, wire) { return this.varint((field << 3) | wire); }
+  int(field, v) { return this.tag(field, 0).varint(v); }
+  lenField(field, b) { return this.tag(field, 2).varint(b.length).bytes(b); }
+  str(field, s) { return this.lenField(field, new TextEncoder().encode(s)); }
+  msg(field, w) { return this.lenField(field, w.finish()); }
+  float(field, v) {
+    const b = new Uint8Array(4);
+    new DataView(b.buffer).setFloat32(0, v, true);
+    return this.tag(field, 5).bytes(b);
+  }
+  finish() {
+    const out = new Uint8Array(this.size);
+    let off = 0;
+    for (const p of this.parts) { out.set(p, off); off += p.length; }
+    return out;
+  }
+}
+
+function dtypeId(type) {
+  const id = typeof type === 'number' ? type : DTYPES[type];
+  if (!id) throw new Error(`onnx-builder: unknown dtype ${type}`);
+  return id;
+}
+
+function valueInfo({ name, type = 'float32', shape }) {
+  const tensor = new Writer().int(1, dtypeId(type));
+  if (shape) {
+    const s = new Writer();
+    for (const d of shape) {
+      const dim = new Writer();
+      if (typeof d === 'string') dim.str(2, d); else dim.int(1, d);
+      s.msg(1, dim);
+    }
+    tensor.msg(2, s);
+  }
+  return new Writer().str(1, name).msg(2, new Writer().msg(1, tensor));
+}
+
+function tensorProto({ name, type = 'float32', dims, data }) {
+  const w = new Writer();
+  for (const d of dims) w.int(1, d);
+  w.int(2, dtypeId(type));
+  if (name !== undefined) w.str(8, name);
+  const view = ArrayBuffer.isView(data) ? data : Float32Array.from(data);
+  w.lenField(9, new Uint8Array(view.buffer, view.byteOffset, view.byteLength)); // raw_data (little-endian host)
+  return w;
+}
+
+function attribute(name, v) {
+  const w = new Writer().str(1, name);
+  if (typeof v === 'number' && Number.isInteger(v) || typeof v === 'bigint') return w.int(20, 2).int(3, v);
+  if (typeof v === 'number') return w.int(20, 1).float(2, v);
+  if (typeof v === 'string') return w.int(20, 3).str(4, v);
+  if (Array.isArray(v) && v.every((x) => Number.isInteger(x))) {
+    w.int(20, 7); for (const x of v) w.int(8, x); return w;
+  }
+  if (Array.isArray(v)) { w.int(20, 6); for (const x of v) w.float(7, x); return w; }
+  if (v && v.dims) return w.int(20, 4).msg(5, tensorProto(v));
+  throw new Error(`onnx-builder: unsupported attribute ${name}`);
+}
+
+/**
+ * buildModel({opset, inputs, outputs, initializers, nodes}) -> Uint8Array (serialized ModelProto)
+ *   inputs/outputs: [{name, type, shape}]   (shape entries: number or symbolic string)
+ *   initializers:   [{name, type, dims, data}] (data: TypedArray or number[] for float32)
+ *   nodes:          [{op, inputs, outputs, name?, domain?, attrs?: {name: value}}]
+ */
+export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs = [], outputs = [],
+  initializers = [], nodes = [] }) {
+  const g = new Writer();
+  nodes.forEach((n, i) => {
+    const nw = new Writer();
+    for (const x of n.inputs) nw.str(1, x);
+    for (const x of n.outputs) nw.str(2, x);
+    nw.str(3, n.name ?? `${n.op}_${i}`).str(4, n.op);
+    for (const [k, v] of Object.entries(n.attrs ?? {})) nw.msg(5, attribute(k, v));
+    if (n.domain) nw.str(7, n.domain);
+    g.msg(1, nw);
+  });
+  g.str(2, graphName);
+  for (const t of initializers) g.msg(5, tensorProto(t));
+  for (const v of inputs) g.msg(11, valueInfo(v));
+  for (const v of outputs) g.msg(12, valueInfo(v));
+  const m = new Writer().int(1, irVersion).str(2, 'onnxfold-tests').msg(7, g);
+  m.msg(8, new Writer().str(1, '').int(2, opset));
+  return m.finish();
+}

@@ -1,0 +1,317 @@
+// Equivalence oracle: runs an original and an optimized ONNX model with onnxruntime-node (CPU,
+// ORT graph optimizations disabled) on identical seeded random inputs and compares all outputs.
+//
+//   import { compareModels, assertEquivalent } from './oracle.mjs';
+//   const r = await compareModels('orig.onnx', 'opt.onnx', { seed: 1, rtol: 1e-3, atol: 1e-4 });
+//
+// Input metadata (names, element types, shapes with symbolic dims) comes from the ORIGINAL model via
+// onnxruntime-node's `session.inputMetadata` (available in onnxruntime-node >= 1.22; checked on 1.30).
+// Initializers that are also graph inputs are not listed by ORT and keep their stored values.
+
+import ort from 'onnxruntime-node';
+
+const FLOAT_TYPES = new Set(['float32', 'float64', 'float16']);
+const INT64_TYPES = new Set(['int64', 'uint64']);
+
+/** mulberry32: small deterministic 32-bit PRNG; returns floats in [0, 1). */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Default sizes for symbolic dimensions, chosen by dim name (first match wins).
+const DIM_RULES = [
+  [/sample/i, 16000],           // raw audio: must survive the strided convolutions of an audio front-end
+  [/seq|sequence|time|len|token/i, 8],
+];
+
+function resolveDim(d, { dimValue, dims }) {
+  if (typeof d === 'number' && d >= 0) return d;
+  if (typeof d === 'string' && dims && Object.hasOwn(dims, d)) return dims[d];
+  if (typeof d === 'string') {
+    for (const [re, v] of DIM_RULES) if (re.test(d)) return v;
+  }
+  return dimValue;
+}
+
+function float32ToFloat16Bits(f) {
+  const buf = new DataView(new ArrayBuffer(4));
+  buf.setFloat32(0, f);
+  const x = buf.getUint32(0);
+  const sign = (x >>> 16) & 0x8000;
+  const exp = ((x >>> 23) & 0xff) - 127 + 15;
+  const mant = x & 0x7fffff;
+  if (exp <= 0) return sign;                  // flush tiny values to zero (inputs are in [-1, 1])
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | (exp << 10) | (mant >>> 13);
+}
+
+function float16BitsToNumber(h) {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >>> 10) & 0x1f;
+  const m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+function makeTensor(meta, shape, rand) {
+  const n = shape.reduce((a, b) => a * b, 1);
+  const name = meta.name.toLowerCase();
+  const type = meta.type;
+  const isMask = name.includes('mask');
+  switch (type) {
+    case 'float32':
+    case 'float64': {
+      const data = type === 'float32' ? new Float32Array(n) : new Float64Array(n);
+      for (let i = 0; i < n; i++) data[i] = isMask ? 1 : rand() * 2 - 1;
+      return new ort.Tensor(type, data, shape);
+    }
+    case 'float16': {
+      const data = new Uint16Array(n);
+      for (let i = 0; i < n; i++) data[i] = float32ToFloat16Bits(isMask ? 1 : rand() * 2 - 1);
+      return new ort.Tensor(type, data, shape);
+    }
+    case 'bool':
+      return new ort.Tensor(type, new Uint8Array(n).fill(1), shape);
+    case 'string':
+      return new ort.Tensor(type, Array.from({ length: n }, (_, i) => `s${i % 10}`), shape);
+    default: {
+      // integer types: ids in [0, 10); masks all ones; segment/token-type ids zero
+      const zero = /token_type|segment/.test(name);
+      const value = () => (isMask ? 1 : zero ? 0 : Math.floor(rand() * 10));
+      if (INT64_TYPES.has(type)) {
+        const data = type === 'int64' ? new BigInt64Array(n) : new BigUint64Array(n);
+        for (let i = 0; i < n; i++) data[i] = BigInt(value());
+        return new ort.Tensor(type, data, shape);
+      }
+      const Ctor = { int32: Int32Array, uint32: Uint32Array, int16: Int16Array, uint16: Uint16Array,
+        int8: Int8Array, uint8: Uint8Array }[type];
+      if (!Ctor) throw new Error(`oracle: unsupported input type ${type} for input '${meta.name}'`);
+      const data = new Ctor(n);
+      for (let i = 0; i < n; i++) data[i] = value();
+      return new ort.Tensor(type, data, shape);
+    }
+  }
+}
+
+/**
+ * Build seeded random inputs from an InferenceSession's input metadata.
+ * `inputs` (optional) maps input name -> ort.Tensor or {type, data, dims} and overrides generation.
+ */
+export function makeInputs(session, { seed = 1, dimValue = 2, dims, inputs } = {}) {
+  const rand = mulberry32(seed);
+  const feeds = {};
+  for (const meta of session.inputMetadata) {
+    if (!meta.isTensor) throw new Error(`oracle: non-tensor input '${meta.name}' is not supported`);
+    const shape = (meta.shape ?? []).map((d) => resolveDim(d, { dimValue, dims }));
+    const tensor = makeTensor(meta, shape, rand); // always generated, so later inputs stay stable
+    if (inputs && Object.hasOwn(inputs, meta.name)) {
+      const v = inputs[meta.name];
+      feeds[meta.name] = v instanceof ort.Tensor ? v : new ort.Tensor(v.type ?? meta.type, v.data, v.dims);
+    } else {
+      feeds[meta.name] = tensor;
+    }
+  }
+  return feeds;
+}
+
+function toNumber(v) {
+  return typeof v === 'bigint' ? Number(v) : v;
+}
+
+// float16 tensors come back as raw bits in a Uint16Array unless the runtime has Float16Array.
+function elements(t) {
+  if (t.type === 'float16' && t.data instanceof Uint16Array) return Array.from(t.data, float16BitsToNumber);
+  return t.data;
+}
+
+function indexToCoord(index, dims) {
+  const coord = new Array(dims.length).fill(0);
+  for (let i = dims.length - 1; i >= 0; i--) {
+    coord[i] = index % dims[i];
+    index = Math.floor(index / dims[i]);
+  }
+  return coord;
+}
+
+/** Compare one output tensor (actual = optimized, expected = original). */
+export function compareTensors(name, expected, actual, { rtol = 1e-3, atol = 1e-4 } = {}) {
+  const res = { name, dtype: expected.type, dims: [...expected.dims], maxAbsDiff: 0, maxRelDiff: 0,
+    mismatches: 0, size: expected.size, worst: null, error: null };
+  if (actual.type !== expected.type) {
+    res.error = `dtype differs: original ${expected.type}, optimized ${actual.type}`;
+    return res;
+  }
+  const sameDims = actual.dims.length === expected.dims.length &&
+    actual.dims.every((d, i) => d === expected.dims[i]);
+  if (!sameDims) {
+    res.error = `shape differs: original [${expected.dims}], optimized [${actual.dims}]`;
+    return res;
+  }
+  const exact = !FLOAT_TYPES.has(expected.type);
+  const a = elements(actual);
+  const b = elements(expected);
+  let worstScore = -1;
+  for (let i = 0; i < b.length; i++) {
+    const x = toNumber(a[i]);
+    const y = toNumber(b[i]);
+    let bad;
+    let abs;
+    let rel;
+    if (exact) {
+      bad = a[i] !== b[i];  // bigint/int/bool/string: compare the raw values (no precision loss)
+      abs = !bad ? 0 : typeof x === 'number' && typeof y === 'number' ? Math.abs(x - y) : Infinity;
+      rel = !bad ? 0 : y ? abs / Math.abs(y) : Infinity;
+    } else if (x === y || (Number.isNaN(x) && Number.isNaN(y))) {
+      abs = 0; rel = 0; bad = false;
+    } else if (!Number.isFinite(x) || !Number.isFinite(y)) {
+      abs = Infinity; rel = Infinity; bad = true;     // NaN vs number, inf vs finite or -inf
+    } else {
+      abs = Math.abs(x - y);
+      rel = y !== 0 ? abs / Math.abs(y) : Infinity;
+      bad = !(abs <= atol + rtol * Math.abs(y));
+    }
+    if (abs > res.maxAbsDiff) res.maxAbsDiff = abs;
+    if (rel > res.maxRelDiff) res.maxRelDiff = rel;
+    if (bad) {
+      res.mismatches++;
+      // "worst" = largest excess over the allowed tolerance
+      const score = exact ? abs : abs - (atol + rtol * Math.abs(y));
+      if (score > worstScore || Number.isNaN(score)) {
+        worstScore = score;
+        res.worst = { index: i, coord: indexToCoord(i, res.dims), expected: y, actual: x };
+      }
+    }
+  }
+  return res;
+}
+
+function fmt(v) {
+  if (typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v)) return v.toPrecision(6);
+  return String(v);
+}
+
+function describe(o) {
+  if (o.error) return `output '${o.name}': ${o.error}`;
+  let s = `output '${o.name}' [${o.dims}] ${o.dtype}: ${o.mismatches}/${o.size} elements differ` +
+    ` (maxAbsDiff ${fmt(o.maxAbsDiff)}, maxRelDiff ${fmt(o.maxRelDiff)})`;
+  if (o.worst) {
+    s += `; worst at [${o.worst.coord}] (flat ${o.worst.index}): original ${fmt(o.worst.expected)},` +
+      ` optimized ${fmt(o.worst.actual)}`;
+  }
+  return s;
+}
+
+async function openSession(path, sessionOptions) {
+  return ort.InferenceSession.create(path, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'disabled',
+    logSeverityLevel: 3,
+    ...sessionOptions,
+  });
+}
+
+/**
+ * Compare an original and an optimized model on identical seeded random inputs.
+ * Options: seed, dimValue (size of symbolic dims), dims ({dimName: size}), rtol, atol,
+ *          inputs ({name: ort.Tensor | {type, data, dims}}), sessionOptions (extra ORT options),
+ *          checkDeterminism (default true: run the original twice to detect stochastic outputs).
+ * Returns {ok, outputs: [{name, dtype, dims, maxAbsDiff, maxRelDiff, mismatches, size, worst, error,
+ *          nondeterministic?}], message}.
+ * Throws only if the ORIGINAL model cannot be loaded or run (the oracle then has no reference).
+ */
+export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2, dims, rtol = 1e-3,
+  atol = 1e-4, inputs, sessionOptions, checkDeterminism = true } = {}) {
+  const fail = (message, outputs = []) => ({ ok: false, outputs, message });
+  const orig = await openSession(origPath, sessionOptions);
+  let opt;
+  try {
+    const feeds = makeInputs(orig, { seed, dimValue, dims, inputs });
+    const expected = await orig.run(feeds);
+
+    try {
+      opt = await openSession(optPath, sessionOptions);
+    } catch (e) {
+      return fail(`optimized model failed to load: ${e.message}`);
+    }
+    const extraInputs = opt.inputNames.filter((n) => !Object.hasOwn(feeds, n));
+    if (extraInputs.length) {
+      return fail(`optimized model has inputs the original does not: ${extraInputs.join(', ')}`);
+    }
+    const missing = orig.outputNames.filter((n) => !opt.outputNames.includes(n));
+    const extra = opt.outputNames.filter((n) => !orig.outputNames.includes(n));
+    if (missing.length || extra.length) {
+      return fail(`output names differ: missing [${missing.join(', ')}], unexpected [${extra.join(', ')}]`);
+    }
+    const optFeeds = Object.fromEntries(opt.inputNames.map((n) => [n, feeds[n]]));
+    let actual;
+    try {
+      actual = await opt.run(optFeeds);
+    } catch (e) {
+      return fail(`optimized model failed to run: ${e.message}`);
+    }
+
+    // Stochastic models (e.g. training-mode Dropout without a seed) give different outputs on every
+    // run and ORT's global seed cannot be set from node. Detect them by running the original twice;
+    // such outputs are compared by dtype/shape only, and must stay stochastic in the optimized model.
+    const nondet = new Set();
+    if (checkDeterminism) {
+      const again = await orig.run(feeds);
+      for (const n of orig.outputNames) {
+        const c = compareTensors(n, expected[n], again[n], { rtol: 0, atol: 0 });
+        if (c.error || c.mismatches) nondet.add(n);
+      }
+    }
+    const actual2 = nondet.size ? await opt.run(optFeeds) : null;
+
+    const outputs = orig.outputNames.map((n) => {
+      const o = compareTensors(n, expected[n], actual[n], { rtol, atol });
+      if (!nondet.has(n)) return o;
+      o.nondeterministic = true;
+      o.mismatches = 0;
+      o.worst = null;
+      if (!o.error) {
+        const c = compareTensors(n, actual[n], actual2[n], { rtol: 0, atol: 0 });
+        if (!c.error && !c.mismatches) {
+          o.error = 'original output is nondeterministic (e.g. training-mode Dropout) but the optimized ' +
+            'one is deterministic: a stochastic op was removed or folded';
+        }
+      }
+      return o;
+    });
+    const bad = outputs.filter((o) => o.error || o.mismatches);
+    if (bad.length) {
+      return fail(`not equivalent (rtol ${rtol}, atol ${atol}, seed ${seed}): ` + bad.map(describe).join('; '),
+        outputs);
+    }
+    const det = outputs.filter((o) => !o.nondeterministic);
+    const maxAbs = Math.max(0, ...det.map((o) => o.maxAbsDiff));
+    const maxRel = Math.max(0, ...det.map((o) => o.maxRelDiff));
+    let message = `equivalent: ${outputs.length} output(s), maxAbsDiff ${fmt(maxAbs)}, maxRelDiff ${fmt(maxRel)}`;
+    if (nondet.size) {
+      message += `; nondeterministic in both models, compared by dtype/shape only: ${[...nondet].join(', ')}`;
+    }
+    return { ok: true, outputs, message };
+  } finally {
+    await orig.release?.();
+    await opt?.release?.();
+  }
+}
+
+/** Like compareModels, but throws an Error naming the offending output and worst element. */
+export async function assertEquivalent(origPath, optPath, opts) {
+  const r = await compareModels(origPath, optPath, opts);
+  if (!r.ok) {
+    const err = new Error(`${optPath} is not equivalent to ${origPath}: ${r.message}`);
+    err.result = r;
+    throw err;
+  }
+  return r;
+}

@@ -1,0 +1,28 @@
+// Smoke test: the Embind module built by the wasm preset (dist/onnxfold.mjs + onnxfold.wasm) loads
+// under node through its ESM shims. ONNXFOLD_WASM_MODULE overrides the path (ctest sets it to the
+// build tree's copy). Skips when the module has not been built.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const modulePath = process.env.ONNXFOLD_WASM_MODULE
+  ? resolve(process.env.ONNXFOLD_WASM_MODULE)
+  : resolve(repoRoot, 'dist', 'onnxfold.mjs');
+
+test('wasm module: loads under node and instantiates', async (t) => {
+  if (!existsSync(modulePath)) {
+    t.skip(`${modulePath} not built (cmake --preset wasm && cmake --build --preset wasm)`);
+    return;
+  }
+  const { default: createOnnxfold } = await import(pathToFileURL(modulePath).href);
+  assert.equal(typeof createOnnxfold, 'function');
+  const M = await createOnnxfold();
+  assert.equal(typeof M, 'object');
+  assert.ok(M.HEAPU8 === undefined || M.HEAPU8 instanceof Uint8Array);
+  // A second instance is independent.
+  const M2 = await createOnnxfold();
+  assert.notEqual(M, M2);
+});

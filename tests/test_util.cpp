@@ -1,0 +1,174 @@
+#include "test_util.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace onnxfold::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string configuredSharedDir() {
+  if (const char* env = std::getenv("ONNXFOLD_SHARED"); env != nullptr && *env != '\0') {
+    return env;
+  }
+#ifdef ONNXFOLD_SHARED_DIR
+  return ONNXFOLD_SHARED_DIR;
+#else
+  return {};
+#endif
+}
+
+bool isDir(const std::string& p) {
+  std::error_code ec;
+  return !p.empty() && fs::is_directory(p, ec);
+}
+
+}  // namespace
+
+std::string sharedDir() {
+  static const std::string dir = [] {
+    const std::string d = configuredSharedDir();
+    return isDir(d) ? d : std::string();
+  }();
+  return dir;
+}
+
+std::string sharedPath(const std::string& relative) {
+  const std::string root = sharedDir();
+  if (root.empty()) return {};
+  const std::string p = (fs::path(root) / relative).string();
+  std::error_code ec;
+  return fs::exists(p, ec) ? p : std::string();
+}
+
+std::string sharedMissingReason() {
+  const std::string d = configuredSharedDir();
+  return "shared test data not found (" + (d.empty() ? std::string("no path configured") : d) +
+         "); set ONNXFOLD_SHARED to the shared/ folder to run this test";
+}
+
+Buffer readFileBuffer(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw std::runtime_error("cannot size " + path);
+  in.seekg(0);
+  uint8_t* p = nullptr;
+  Buffer b = Buffer::allocate(static_cast<size_t>(size), &p);
+  if (size > 0 && !in.read(reinterpret_cast<char*>(p), size)) {
+    throw std::runtime_error("cannot read " + path);
+  }
+  return b;
+}
+
+Buffer bufferOf(const std::string& bytes) { return Buffer::copyOf(bytes.data(), bytes.size()); }
+
+std::vector<std::string> sharedModelsUnder(const std::string& relative) {
+  std::vector<std::string> out;
+  const std::string root = sharedPath(relative);
+  if (root.empty()) return out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".onnx") {
+      out.push_back(it->path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> allSharedModels() {
+  std::vector<std::string> out = sharedModelsUnder("models");
+  std::vector<std::string> more = sharedModelsUnder("onnx-tests");
+  out.insert(out.end(), more.begin(), more.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string shortPath(const std::string& path) {
+  const std::string root = sharedDir();
+  if (!root.empty() && path.compare(0, root.size(), root) == 0) {
+    size_t k = root.size();
+    while (k < path.size() && path[k] == '/') ++k;
+    return path.substr(k);
+  }
+  return path;
+}
+
+Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values, std::string name) {
+  Tensor t(DataType::kFloat, std::move(dims));
+  if (static_cast<int64_t>(values.size()) != t.numElements()) {
+    throw std::invalid_argument("floatTensor: values do not match dims");
+  }
+  if (!values.empty()) std::memcpy(t.mutableBytes(), values.data(), values.size() * sizeof(float));
+  t.name = std::move(name);
+  return t;
+}
+
+Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values,
+                   std::string name) {
+  Tensor t(DataType::kInt64, std::move(dims));
+  if (static_cast<int64_t>(values.size()) != t.numElements()) {
+    throw std::invalid_argument("int64Tensor: values do not match dims");
+  }
+  if (!values.empty()) {
+    std::memcpy(t.mutableBytes(), values.data(), values.size() * sizeof(int64_t));
+  }
+  t.name = std::move(name);
+  return t;
+}
+
+ModelBuilder::ModelBuilder(int64_t opset) : model_(std::make_unique<Model>()) {
+  model_->ir_version = 8;
+  model_->producer_name = "onnxfold-test";
+  model_->graph->name = "test";
+  model_->opset_import.push_back(OpsetId{"", opset, {}});
+}
+
+Value* ModelBuilder::input(const std::string& name, DataType dtype,
+                           const std::vector<int64_t>& dims) {
+  Shape s;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    s.dims.push_back(dims[i] >= 0 ? Dim::known(dims[i]) : Dim::symbol("N" + std::to_string(i)));
+  }
+  return graph().addInput(name, Type::tensor(dtype, std::move(s)));
+}
+
+Value* ModelBuilder::initializer(const std::string& name, std::vector<int64_t> dims,
+                                 const std::vector<float>& values) {
+  return graph().addInitializer(floatTensor(std::move(dims), values, name));
+}
+
+Value* ModelBuilder::initializer(Tensor t) { return graph().addInitializer(std::move(t)); }
+
+Node* ModelBuilder::node(const std::string& op_type, const std::vector<Value*>& inputs,
+                         size_t num_outputs, std::vector<Attribute> attrs,
+                         const std::string& name) {
+  Node* n = graph().addNode(op_type, inputs, num_outputs);
+  n->name = name;
+  if (!name.empty()) graph().reserveName(name);
+  for (Attribute& a : attrs) n->setAttr(std::move(a));
+  return n;
+}
+
+Value* ModelBuilder::op(const std::string& op_type, const std::vector<Value*>& inputs,
+                        std::vector<Attribute> attrs, const std::string& name) {
+  return node(op_type, inputs, 1, std::move(attrs), name)->output(0);
+}
+
+void ModelBuilder::output(Value* v) { graph().addOutput(v); }
+
+void ModelBuilder::importDomain(const std::string& domain, int64_t version) {
+  model_->opset_import.push_back(OpsetId{domain, version, {}});
+}
+
+std::unique_ptr<Model> ModelBuilder::build() { return std::move(model_); }
+
+}  // namespace onnxfold::test

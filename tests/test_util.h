@@ -1,0 +1,98 @@
+// Helpers shared by the onnxfold tests: where the shared test data is, reading
+// files into Buffers, and a tiny builder for IR graphs.
+//
+// Tests that need ../shared call ONNXFOLD_REQUIRE_SHARED() first: without the
+// folder they skip and say why, so a plain clone still tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/buffer.h"
+#include "ir/graph.h"
+
+namespace onnxfold::test {
+
+// The shared data folder: $ONNXFOLD_SHARED if set, else the ONNXFOLD_SHARED_DIR
+// the build was configured with. Empty when that folder does not exist.
+std::string sharedDir();
+
+// A sub-path of the shared folder ("models", "onnx-tests/node/..."), or "" when
+// the shared folder or that path is missing.
+std::string sharedPath(const std::string& relative);
+
+// Why shared data is missing, for skip messages.
+std::string sharedMissingReason();
+
+// Skips the current test (from the test body) when the shared folder is missing.
+#define ONNXFOLD_REQUIRE_SHARED()                                                          \
+  do {                                                                                     \
+    if (::onnxfold::test::sharedDir().empty()) {                                           \
+      GTEST_SKIP() << ::onnxfold::test::sharedMissingReason();                             \
+    }                                                                                      \
+  } while (0)
+
+// The whole file as an owned Buffer. Throws std::runtime_error if it cannot be read.
+Buffer readFileBuffer(const std::string& path);
+
+// An owned Buffer holding a copy of `bytes`.
+Buffer bufferOf(const std::string& bytes);
+
+// Every *.onnx under shared/models and shared/onnx-tests (recursively), sorted.
+// Empty without shared data.
+std::vector<std::string> allSharedModels();
+// Every *.onnx under one sub-folder of shared (recursively), sorted.
+std::vector<std::string> sharedModelsUnder(const std::string& relative);
+
+// A path relative to the shared folder, for messages.
+std::string shortPath(const std::string& path);
+
+// A float tensor with the given dims and values (values.size() must match).
+Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values,
+                   std::string name = "");
+Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values,
+                   std::string name = "");
+
+// Builds a Model directly in IR, for tests:
+//
+//   ModelBuilder b;
+//   Value* x = b.input("x", DataType::kFloat, {1, 3});
+//   Value* w = b.initializer("w", {3}, {1, 2, 3});
+//   Value* y = b.op("Mul", {x, w});
+//   b.output(y);
+//   std::unique_ptr<Model> m = b.build();
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset = 17);
+
+  Model& model() { return *model_; }
+  Graph& graph() { return *model_->graph; }
+
+  // A graph input; negative dims are symbolic ("N0", "N1", ...).
+  Value* input(const std::string& name, DataType dtype, const std::vector<int64_t>& dims);
+  Value* initializer(const std::string& name, std::vector<int64_t> dims,
+                     const std::vector<float>& values);
+  Value* initializer(Tensor t);
+  // A node appended to the main graph; `name` is the node name (may be empty).
+  Node* node(const std::string& op_type, const std::vector<Value*>& inputs,
+             size_t num_outputs = 1, std::vector<Attribute> attrs = {},
+             const std::string& name = "");
+  // Shorthand for a one-output node: returns its output.
+  Value* op(const std::string& op_type, const std::vector<Value*>& inputs,
+            std::vector<Attribute> attrs = {}, const std::string& name = "");
+  void output(Value* v);
+  // Imports another domain (for custom ops).
+  void importDomain(const std::string& domain, int64_t version);
+
+  // Hands the model over; the builder is empty afterwards.
+  std::unique_ptr<Model> build();
+
+ private:
+  std::unique_ptr<Model> model_;
+};
+
+}  // namespace onnxfold::test
