@@ -59,6 +59,8 @@ class Reader {
  public:
   Reader(const Buffer& bytes, const ReadOptions& options) : bytes_(bytes), options_(options) {}
 
+  Tensor tensorProto() { return readTensor(bytes_.view()); }
+
   std::unique_ptr<Model> run() {
     auto model = std::make_unique<Model>();
     bool has_graph = false;
@@ -1161,6 +1163,12 @@ void checkExternalLocation(const std::string& location, const std::string& where
 std::unique_ptr<Model> readModel(const Buffer& bytes, const ReadOptions& options) {
   Reader r(bytes, options);
   return r.run();
+}
+
+Tensor readTensorProto(const Buffer& bytes) {
+  ReadOptions options;
+  Reader r(bytes, options);
+  return r.tensorProto();
 }
 
 }  // namespace onnxfold

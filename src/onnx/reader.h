@@ -25,6 +25,9 @@ struct ReadOptions {
 
 std::unique_ptr<Model> readModel(const Buffer& bytes, const ReadOptions& options = {});
 
+// A standalone TensorProto (the ONNX test data files input_K.pb / output_K.pb).
+Tensor readTensorProto(const Buffer& bytes);
+
 // Throws a ParseError unless `location` is a relative path inside the model's
 // folder: not absolute, no "..", no backslash or drive letter, not empty.
 void checkExternalLocation(const std::string& location, const std::string& where);

@@ -1,0 +1,202 @@
+#include "kernels/op_registry.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+
+namespace onnxfold {
+
+std::vector<float> OpContext::attrFloats(std::string_view name, std::vector<float> dflt) const {
+  const Attribute* a = node_.attr(name);
+  return a && a->type == AttrType::kFloats ? a->floats : dflt;
+}
+
+void OpContext::fail(const std::string& message) const {
+  std::string where = node_.op_type;
+  if (!node_.name.empty()) where += " '" + node_.name + "'";
+  throw Error(where + ": " + message);
+}
+
+// ----------------------------------------------------------------- InferContext
+
+InferContext::InferContext(const Node& node, int64_t opset, size_t num_inputs, size_t num_outputs)
+    : OpContext(node, opset),
+      input_types(num_inputs, nullptr),
+      input_values(num_inputs, nullptr),
+      input_symbolic(num_inputs, nullptr),
+      output_types(num_outputs),
+      output_values(num_outputs),
+      output_symbolic(num_outputs) {}
+
+DataType InferContext::inputDtype(size_t i) const {
+  const Type* t = inputType(i);
+  if (t != nullptr && (t->kind == Type::Kind::kTensor || t->kind == Type::Kind::kSparseTensor)) {
+    return t->elem_type;
+  }
+  if (const Tensor* v = inputValue(i)) return v->dtype();
+  return DataType::kUndefined;
+}
+
+const Shape* InferContext::inputShape(size_t i) const {
+  const Type* t = inputType(i);
+  if (t == nullptr || t->kind != Type::Kind::kTensor || !t->shape) return nullptr;
+  return &*t->shape;
+}
+
+std::optional<SymbolicValue> InferContext::inputSymbolic(size_t i) const {
+  if (i < input_symbolic.size() && input_symbolic[i] != nullptr) return *input_symbolic[i];
+  const Tensor* v = inputValue(i);
+  if (v == nullptr || v->rank() > 1) return std::nullopt;
+  if (v->dtype() != DataType::kInt64 && v->dtype() != DataType::kInt32) return std::nullopt;
+  SymbolicValue out;
+  const auto n = static_cast<size_t>(v->numElements());
+  out.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    out.push_back(
+        Dim::known(v->dtype() == DataType::kInt64 ? v->at<int64_t>(k) : v->at<int32_t>(k)));
+    // Negative entries (-1 in a Reshape target) are values, not dims: keep them.
+    if (out.back().value < 0) {
+      out.back().param.clear();
+    }
+  }
+  return out;
+}
+
+bool InferContext::allInputValuesKnown() const {
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    if (input_types[i] != nullptr && input_values[i] == nullptr) return false;
+  }
+  return true;
+}
+
+void InferContext::setOutput(size_t i, DataType dtype, Shape shape) {
+  output_types.at(i) = Type::tensor(dtype, std::move(shape));
+}
+
+void InferContext::setOutput(size_t i, DataType dtype, const std::vector<int64_t>& dims) {
+  Shape s;
+  for (int64_t d : dims)
+    s.dims.push_back(Dim::known(d));
+  setOutput(i, dtype, std::move(s));
+}
+
+void InferContext::setOutputUnknownRank(size_t i, DataType dtype) {
+  output_types.at(i) = Type::tensor(dtype, std::nullopt);
+}
+
+void InferContext::setOutputValue(size_t i, Tensor t) {
+  setOutput(i, t.dtype(), t.dims());
+  output_values.at(i) = std::move(t);
+}
+
+Dim InferContext::newSymbol() {
+  static int fallback = 0;
+  int& c = symbol_counter != nullptr ? *symbol_counter : fallback;
+  return Dim::symbol("unk__" + std::to_string(c++));
+}
+
+// ----------------------------------------------------------------- ComputeContext
+
+const Tensor& ComputeContext::input(size_t i) const {
+  if (!hasInput(i)) fail("input " + std::to_string(i) + " is missing");
+  return *inputs[i];
+}
+
+Tensor& ComputeContext::output(size_t i) const {
+  if (!hasOutput(i)) fail("output " + std::to_string(i) + " is not produced");
+  return *outputs[i];
+}
+
+// ----------------------------------------------------------------- OpRegistry
+
+OpRegistry::OpRegistry() {
+  registerElementwiseOps(*this);
+  registerCastOps(*this);
+  registerReduceOps(*this);
+  registerMatmulOps(*this);
+  registerDataMovementOps(*this);
+  registerIndexingOps(*this);
+  registerNormalizationOps(*this);
+  registerShapeOps(*this);
+  registerMiscOps(*this);
+}
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry r;
+  return r;
+}
+
+const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_type,
+                                int64_t opset) const {
+  const bool dflt = isDefaultDomain(domain);
+  const OpEntry* best = nullptr;
+  for (const OpEntry& e : entries_) {
+    if (e.op_type != op_type) continue;
+    if (dflt ? !isDefaultDomain(e.domain) : e.domain != domain) continue;
+    if (e.since_version > opset) continue;
+    if (best == nullptr || e.since_version > best->since_version) best = &e;
+  }
+  return best;
+}
+
+// ----------------------------------------------------------------- evaluation
+
+std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
+                                 const std::vector<const Tensor*>& inputs) {
+  const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);
+  const std::string op = (node.domain.empty() ? "" : node.domain + "::") + node.op_type;
+  if (entry == nullptr) {
+    throw Error("no rule for op " + op + " at opset " + std::to_string(opset));
+  }
+  InferContext ic(node, opset, inputs.size(), node.numOutputs());
+  std::vector<Type> types(inputs.size());
+  std::vector<Tensor> aligned(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) continue;
+    types[i] = Type::tensor(inputs[i]->dtype());
+    types[i].shape.emplace();
+    for (int64_t d : inputs[i]->dims())
+      types[i].shape->dims.push_back(Dim::known(d));
+    ic.input_types[i] = &types[i];
+    aligned[i] = inputs[i]->aligned();
+    ic.input_values[i] = &aligned[i];
+  }
+  int symbols = 0;
+  ic.symbol_counter = &symbols;
+  entry->infer(ic);
+
+  std::vector<Tensor> outputs(node.numOutputs());
+  ComputeContext cc(node, opset);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    cc.inputs.push_back(inputs[i] ? &aligned[i] : nullptr);
+  cc.outputs.assign(node.numOutputs(), nullptr);
+  bool all_given = true;
+  for (size_t i = 0; i < node.numOutputs(); ++i) {
+    if (node.output(i) == nullptr) continue;
+    if (ic.output_values[i]) {
+      outputs[i] = std::move(*ic.output_values[i]);
+      continue;
+    }
+    all_given = false;
+    const Type& t = ic.output_types[i];
+    if (t.kind != Type::Kind::kTensor || !t.shape || !t.shape->isStatic()) {
+      throw Error(op + ": output " + std::to_string(i) +
+                  " has no static shape although all inputs are known (inference rule incomplete)");
+    }
+    std::vector<int64_t> dims;
+    for (const Dim& d : t.shape->dims)
+      dims.push_back(d.value);
+    if (checkedElementCount(dims) < 0) throw Error(op + ": output shape overflows");
+    outputs[i] = Tensor(t.elem_type, dims);
+    cc.outputs[i] = &outputs[i];
+  }
+  if (!all_given) {
+    if (entry->compute == nullptr) {
+      throw Error("no kernel for op " + op + " at opset " + std::to_string(opset));
+    }
+    entry->compute(cc);
+  }
+  return outputs;
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,164 @@
+// The op registry: for each (domain, op_type, since_version) one entry holding
+// the type-and-shape rule and the CPU kernel.
+//
+// Like XNNPACK's reshape/setup split, inference and compute are separate:
+// infer() gives every output a dtype and a shape (symbolic where inputs are
+// symbolic) and, when it can, the output's content (Shape of a static input)
+// or partly known content (shape arithmetic on a dynamic batch). compute()
+// then writes into outputs that are already allocated with the shapes infer()
+// produced, so kernels never allocate. When every input value is known,
+// infer() must produce fully static output shapes.
+//
+// An entry applies from its since_version up to the next entry of the same op.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace onnxfold {
+
+// Contents of a small int64 tensor (rank 0 or 1) whose elements are each known
+// or symbolic: the value of Shape(x) for x: [batch, 3] is {batch, 3}.
+using SymbolicValue = std::vector<Dim>;
+
+class OpContext {
+ public:
+  OpContext(const Node& node, int64_t opset) : node_(node), opset_(opset) {}
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  std::string_view opType() const { return node_.op_type; }
+
+  int64_t attrInt(std::string_view name, int64_t dflt) const { return node_.attrInt(name, dflt); }
+  float attrFloat(std::string_view name, float dflt) const { return node_.attrFloat(name, dflt); }
+  std::string attrString(std::string_view name, std::string dflt = {}) const {
+    return node_.attrString(name, std::move(dflt));
+  }
+  std::vector<int64_t> attrInts(std::string_view name, std::vector<int64_t> dflt = {}) const {
+    return node_.attrInts(name, std::move(dflt));
+  }
+  std::vector<float> attrFloats(std::string_view name, std::vector<float> dflt = {}) const;
+  const Attribute* attr(std::string_view name) const { return node_.attr(name); }
+  bool hasAttr(std::string_view name) const { return node_.attr(name) != nullptr; }
+
+  // Throws Error("<op> '<node name>': <message>").
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+};
+
+class InferContext : public OpContext {
+ public:
+  InferContext(const Node& node, int64_t opset, size_t num_inputs, size_t num_outputs);
+
+  // Inputs. Any of these may be absent: an omitted optional input has no type.
+  size_t numInputs() const { return input_types.size(); }
+  bool hasInput(size_t i) const { return i < input_types.size() && input_types[i] != nullptr; }
+  const Type* inputType(size_t i) const {
+    return i < input_types.size() ? input_types[i] : nullptr;
+  }
+  // Element type of tensor input i (kUndefined if unknown).
+  DataType inputDtype(size_t i) const;
+  // Shape of tensor input i, or null when its rank is unknown.
+  const Shape* inputShape(size_t i) const;
+  // Constant content of input i, or null.
+  const Tensor* inputValue(size_t i) const {
+    return i < input_values.size() ? input_values[i] : nullptr;
+  }
+  // Known-or-symbolic content of a small int64 input (also derived from inputValue).
+  std::optional<SymbolicValue> inputSymbolic(size_t i) const;
+  // True when all present inputs have constant content.
+  bool allInputValuesKnown() const;
+
+  // Outputs.
+  size_t numOutputs() const { return output_types.size(); }
+  void setOutput(size_t i, DataType dtype, Shape shape);
+  void setOutput(size_t i, DataType dtype, const std::vector<int64_t>& dims);
+  void setOutputUnknownRank(size_t i, DataType dtype);
+  void setOutputType(size_t i, Type type) { output_types.at(i) = std::move(type); }
+  void setOutputValue(size_t i, Tensor t);
+  void setOutputSymbolic(size_t i, SymbolicValue v) { output_symbolic.at(i) = std::move(v); }
+  // A fresh symbol for a dim nothing can know statically (e.g. NonZero's count).
+  Dim newSymbol();
+
+  // Filled by the caller.
+  std::vector<const Type*> input_types;
+  std::vector<const Tensor*> input_values;
+  std::vector<const SymbolicValue*> input_symbolic;
+  // Filled by infer().
+  std::vector<Type> output_types;
+  std::vector<std::optional<Tensor>> output_values;
+  std::vector<std::optional<SymbolicValue>> output_symbolic;
+  int* symbol_counter = nullptr;
+};
+
+class ComputeContext : public OpContext {
+ public:
+  ComputeContext(const Node& node, int64_t opset) : OpContext(node, opset) {}
+  size_t numInputs() const { return inputs.size(); }
+  bool hasInput(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const Tensor& input(size_t i) const;  // throws if absent
+  size_t numOutputs() const { return outputs.size(); }
+  bool hasOutput(size_t i) const { return i < outputs.size() && outputs[i] != nullptr; }
+  Tensor& output(size_t i) const;  // preallocated with the inferred dtype and shape
+
+  std::vector<const Tensor*> inputs;  // 16-byte aligned data; null for omitted inputs
+  std::vector<Tensor*> outputs;       // null for omitted outputs
+};
+
+using InferFn = void (*)(InferContext&);
+using ComputeFn = void (*)(ComputeContext&);
+
+enum OpFlags : uint32_t {
+  kOpDefault = 0,
+  kOpNondeterministic = 1u << 0,  // never folded (RandomNormal, Bernoulli, ...)
+};
+
+struct OpEntry {
+  std::string_view domain;  // "" for the default ONNX domain
+  std::string_view op_type;
+  int since_version;
+  InferFn infer;
+  ComputeFn compute;  // null: inference only
+  uint32_t flags = kOpDefault;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& instance();
+  // The entry in force for `op_type` at `opset` of `domain`, or null.
+  const OpEntry* find(std::string_view domain, std::string_view op_type, int64_t opset) const;
+  // Every entry, for listings and tests.
+  const std::vector<OpEntry>& entries() const { return entries_; }
+
+  void add(const OpEntry& e) { entries_.push_back(e); }
+
+ private:
+  OpRegistry();
+  std::vector<OpEntry> entries_;
+};
+
+// One registration function per op family file (kernels/<family>.cpp).
+void registerElementwiseOps(OpRegistry& r);  // elementwise.cpp: unary/binary math, logic, compare
+void registerCastOps(OpRegistry& r);         // cast.cpp: Cast, CastLike, quantize/dequantize
+void registerReduceOps(OpRegistry& r);       // reduce.cpp: Reduce*, ArgMax/Min, softmax family
+void registerMatmulOps(OpRegistry& r);       // matmul.cpp: MatMul, Gemm, Conv, ConvTranspose, pools
+void registerDataMovementOps(OpRegistry& r);   // data_movement.cpp: Reshape, Transpose, Concat, ...
+void registerIndexingOps(OpRegistry& r);       // indexing.cpp: Gather*, Scatter*, Slice, TopK, ...
+void registerNormalizationOps(OpRegistry& r);  // normalization.cpp: BatchNorm, LayerNorm, ...
+void registerShapeOps(OpRegistry& r);  // shape.cpp: Shape, Size, ConstantOfShape, Range, ...
+void registerMiscOps(OpRegistry& r);   // misc.cpp: everything else
+
+// Runs infer() then compute() on constant inputs; returns the outputs (null
+// entries for omitted outputs stay default-constructed). Throws Error when
+// the op has no entry or kernel at this opset, or when the inputs are invalid.
+std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
+                                 const std::vector<const Tensor*>& inputs);
+
+}  // namespace onnxfold
