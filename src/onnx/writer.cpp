@@ -492,10 +492,12 @@ WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& option
       throw Error("tensors go to external data, but no external-data file can be opened here");
     }
     std::unique_ptr<Sink> ext = options.open_external(options.external_location);
+    ext->reserve(w.external_size_);
     w.external_.writeTo(*ext);
     stats.external_bytes = w.external_size_;
     stats.external_tensors = w.external_count_;
   }
+  sink.reserve(stats.model_bytes);
   if (options.on_progress) {
     // Reports after each chunk, so a page's progress bar moves while a big model is written.
     class ProgressSink : public Sink {
