@@ -1,16 +1,22 @@
 // ONNX backend node tests (shared/onnx-tests/node) as the conformance suite of
-// the evaluator: every graph input becomes a known constant, every node is
-// evaluated with the op registry, and the graph outputs must equal the
-// expected output_K.pb (exact for integers, bool and strings; floats within
-// rtol 1e-3, atol 1e-7 as ONNX's backend runner; NaN equals NaN).
+// constant folding and of type/shape inference.
 //
-// tests/conformance/node_expected_failures.txt names each test expected to
-// fail, with the reason. The test fails when an unlisted test fails and when a
-// listed one passes, so the list only shrinks.
+// fold:  every graph input becomes a constant initializer, the fold-constants
+//        pass runs, and every graph output must then be a constant equal to the
+//        expected output_K.pb (exact for integers, bool and strings; floats
+//        within rtol 1e-3, atol 1e-7 as ONNX's backend runner; NaN equals NaN).
+//        Tests of nondeterministic ops pass when their outputs stay unfolded.
+// infer: on the model as given, with declared intermediate/output types
+//        dropped, the infer-shapes pass must give each output the expected
+//        dtype and static shape.
+//
+// tests/conformance/node_expected_{fold,infer}_failures.txt name each test
+// expected to fail, with the reason. The test fails when an unlisted test
+// fails and when a listed one passes, so the lists only shrink.
 //
 // Environment:
 //   ONNXFOLD_CONFORMANCE_FILTER=substr   run only tests whose name contains substr
-//   ONNXFOLD_CONFORMANCE_WRITE=path      write the current failures in list format
+//   ONNXFOLD_CONFORMANCE_WRITE=dir       write the current failures as the two lists into dir
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,9 +28,11 @@
 #include <sstream>
 
 #include "api/file_io.h"
+#include "ir/printer.h"
 #include "kernels/common.h"
 #include "kernels/op_registry.h"
 #include "onnx/reader.h"
+#include "passes/registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
@@ -32,13 +40,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string listPath() {
-  return std::string(ONNXFOLD_SOURCE_DIR) + "/tests/conformance/node_expected_failures.txt";
+std::string listPath(const std::string& kind) {
+  return std::string(ONNXFOLD_SOURCE_DIR) + "/tests/conformance/node_expected_" + kind +
+         "_failures.txt";
 }
 
-std::map<std::string, std::string> readExpectedFailures() {
+std::map<std::string, std::string> readExpectedFailures(const std::string& kind) {
   std::map<std::string, std::string> out;
-  std::ifstream in(listPath());
+  std::ifstream in(listPath(kind));
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
@@ -106,18 +115,51 @@ std::string compareTensors(const Tensor& got, const Tensor& want) {
   return problem;
 }
 
-// Runs one test folder; returns "" on success, else the first problem.
-std::string runNodeTest(const fs::path& dir) {
-  std::unique_ptr<Model> model;
-  try {
-    model = readModel(readFileBuffer((dir / "model.onnx").string()));
-  } catch (const std::exception& e) {
-    return std::string("cannot read model: ") + e.what();
+bool isNondeterministic(const Graph& g) {
+  for (const Node* n : g.nodes()) {
+    for (const char* op : {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+                           "Bernoulli", "Multinomial"}) {
+      if (n->op_type == op) return true;
+    }
   }
-  Graph& g = *model->graph;
-  std::vector<Value*> inputs;
-  for (Value* v : g.inputs()) {
-    if (!v->isInitializer()) inputs.push_back(v);
+  return false;
+}
+
+// Turns graph input `v` into an initializer holding `t` (same name, same uses).
+void bindInput(Graph& g, Value* v, Tensor t) {
+  const std::string name = v->name();
+  t.name = g.uniqueName(name + "__data");
+  Value* c = g.addInitializer(std::move(t));
+  v->replaceAllUsesWith(c);
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    if (g.outputs()[i] == v) g.setOutput(i, c);
+  }
+  g.removeInput(v);
+  c->setName(name);
+}
+
+std::string shapeStr(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+struct NodeTestResult {
+  std::string fold;   // "" when folding gives the expected outputs
+  std::string infer;  // "" when inferred output types and shapes match
+};
+
+// Runs one test folder: folding with every input made constant, and type and
+// shape inference on the model as given.
+NodeTestResult runNodeTest(const fs::path& dir) {
+  NodeTestResult result;
+  std::unique_ptr<Model> original;
+  try {
+    original = readModel(readFileBuffer((dir / "model.onnx").string()));
+  } catch (const std::exception& e) {
+    result.fold = result.infer = std::string("cannot read model: ") + e.what();
+    return result;
   }
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -126,109 +168,193 @@ std::string runNodeTest(const fs::path& dir) {
     }
   }
   std::sort(sets.begin(), sets.end());
-  if (sets.empty()) return "no test data";
+  if (sets.empty()) {
+    result.fold = result.infer = "no test data";
+    return result;
+  }
+  std::vector<Tensor> expected;
+  try {
+    for (size_t k = 0; k < original->graph->outputs().size(); ++k) {
+      expected.push_back(readTensorProto(
+          readFileBuffer((sets[0] / ("output_" + std::to_string(k) + ".pb")).string())));
+    }
+  } catch (const std::exception& e) {
+    result.fold = result.infer = "expected output is not a plain tensor (sequence/optional)";
+    return result;
+  }
+
+  // Inference: forget every declared type except the graph inputs', then propagate.
+  {
+    std::unique_ptr<Model> m = original->clone();
+    forEachGraph(*m, [](Graph& g) {
+      for (Node* n : g.nodes()) {
+        for (Value* v : n->outputs()) {
+          if (v != nullptr) v->type = Type();
+        }
+      }
+    });
+    PassOptions po;
+    PassContext ctx(po);
+    std::unique_ptr<Pass> infer = createPass("infer-shapes");
+    try {
+      infer->run(*m, ctx);
+    } catch (const std::exception& e) {
+      result.infer = e.what();
+    }
+    for (size_t k = 0; k < expected.size() && result.infer.empty(); ++k) {
+      const Type& t = m->graph->outputs()[k]->type;
+      const std::string label = "output " + std::to_string(k) + ": ";
+      if (t.kind != Type::Kind::kTensor) {
+        result.infer = label + "no tensor type inferred";
+      } else if (t.elem_type != expected[k].dtype()) {
+        result.infer = label + "inferred " + std::string(dataTypeName(t.elem_type)) +
+                       ", expected " + std::string(dataTypeName(expected[k].dtype()));
+      } else if (!t.shape || !t.shape->isStatic()) {
+        result.infer = label + "shape not inferred statically (" + toString(t) + ")";
+      } else {
+        std::vector<int64_t> dims;
+        for (const Dim& d : t.shape->dims)
+          dims.push_back(d.value);
+        if (dims != expected[k].dims()) {
+          result.infer =
+              label + "inferred " + shapeStr(dims) + ", expected " + shapeStr(expected[k].dims());
+        }
+      }
+    }
+  }
+
+  const bool random = isNondeterministic(*original->graph);
   for (const fs::path& set : sets) {
-    std::map<const Value*, Tensor> env;
-    for (const Value* v : g.initializers())
-      env[v] = *v->initializer();
+    std::unique_ptr<Model> m = original->clone();
+    Graph& g = *m->graph;
+    std::vector<Value*> inputs;
+    for (Value* v : g.inputs()) {
+      if (!v->isInitializer()) inputs.push_back(v);
+    }
     try {
       for (size_t k = 0; k < inputs.size(); ++k) {
         const fs::path f = set / ("input_" + std::to_string(k) + ".pb");
         if (!fs::exists(f)) continue;  // an omitted optional input
-        env[inputs[k]] = readTensorProto(readFileBuffer(f.string()));
+        bindInput(g, inputs[k], readTensorProto(readFileBuffer(f.string())));
       }
     } catch (const std::exception& e) {
-      return std::string("input data is not a plain tensor (sequence/optional): ") + e.what();
+      result.fold =
+          std::string("input data is not a plain tensor (sequence/optional): ") + e.what();
+      return result;
     }
-    for (const Node* n : g.nodes()) {
-      if (n->hasSubgraphs()) return "control flow op " + n->op_type + " is not evaluated yet";
-      std::vector<const Tensor*> ins;
-      for (const Value* v : n->inputs()) {
-        if (v == nullptr) {
-          ins.push_back(nullptr);
-          continue;
-        }
-        auto it = env.find(v);
-        if (it == env.end()) return "input '" + v->name() + "' of " + n->op_type + " is unknown";
-        ins.push_back(&it->second);
-      }
-      std::vector<Tensor> outs;
-      try {
-        const int64_t opset = model->opsetVersion(n->domain);
-        outs = evaluateNode(*n, opset < 0 ? 1 : opset, ins);
-      } catch (const std::exception& e) {
-        return e.what();
-      }
-      for (size_t i = 0; i < n->numOutputs(); ++i) {
-        if (n->output(i) != nullptr) env[n->output(i)] = std::move(outs[i]);
-      }
+    PassOptions po;
+    po.size_budget = int64_t{1} << 40;  // test outputs may be larger than their inputs
+    PassContext ctx(po);
+    try {
+      createPass("fold-constants")->run(*m, ctx);
+    } catch (const std::exception& e) {
+      result.fold = std::string("folding threw: ") + e.what();
+      return result;
     }
+    const std::vector<Explanation> why = ctx.takeExplanations();
     for (size_t k = 0; k < g.outputs().size(); ++k) {
-      const fs::path f = set / ("output_" + std::to_string(k) + ".pb");
+      const Value* out = g.outputs()[k];
+      if (random) {
+        if (out->isConstant()) result.fold = "a nondeterministic output was folded";
+        continue;
+      }
+      if (!out->isConstant()) {
+        result.fold = "output " + std::to_string(k) + " '" + out->name() + "' was not folded";
+        for (const Explanation& e : why)
+          result.fold += "; " + e.op_type + ": " + e.reason;
+        return result;
+      }
       Tensor want;
       try {
-        want = readTensorProto(readFileBuffer(f.string()));
+        want = readTensorProto(
+            readFileBuffer((set / ("output_" + std::to_string(k) + ".pb")).string()));
       } catch (const std::exception& e) {
-        return std::string("expected output is not a plain tensor (sequence/optional)");
+        result.fold = "expected output is not a plain tensor (sequence/optional)";
+        return result;
       }
-      auto it = env.find(g.outputs()[k]);
-      if (it == env.end()) return "output " + std::to_string(k) + " was not computed";
-      const std::string diff = compareTensors(it->second, want);
+      const std::string diff = compareTensors(*out->initializer(), want);
       if (!diff.empty()) {
-        return "output " + std::to_string(k) + " '" + g.outputs()[k]->name() + "': " + diff;
+        result.fold = "output " + std::to_string(k) + " '" + out->name() + "': " + diff;
+        return result;
       }
     }
   }
-  return "";
+  return result;
 }
 
-TEST(NodeConformance, MatchesExpectedFailureList) {
+// One list per check: "fold" (values) and "infer" (types and shapes).
+struct Tally {
+  std::string kind;
+  std::map<std::string, std::string> expected;
+  size_t passed = 0, failed = 0, unexpected = 0, fixed = 0;
+  std::ostringstream list;
+
+  void add(const std::string& name, const std::string& problem) {
+    const bool listed = expected.count(name) > 0;
+    if (problem.empty()) {
+      ++passed;
+      if (listed) {
+        ++fixed;
+        ADD_FAILURE() << name << " (" << kind << ") passes now: remove it from " << listPath(kind);
+      }
+      return;
+    }
+    ++failed;
+    std::string oneline = problem.substr(0, 240);
+    std::replace(oneline.begin(), oneline.end(), '\n', ' ');
+    list << name << " # " << oneline << "\n";
+    if (!listed) {
+      ++unexpected;
+      ADD_FAILURE() << name << " (" << kind << ") fails: " << problem;
+    }
+  }
+
+  void print() const {
+    std::printf(
+        "node conformance (%s): %zu passed, %zu failed of %zu (%zu not in the expected "
+        "list, %zu listed but passing)\n",
+        kind.c_str(), passed, failed, passed + failed, unexpected, fixed);
+  }
+
+  // Into `path`/node_expected_<kind>_failures.txt when `path` is a folder, else appended to the
+  // file.
+  void write(const std::string& path) const {
+    const bool dir = fs::is_directory(path);
+    std::ofstream f(dir ? path + "/node_expected_" + kind + "_failures.txt" : path,
+                    dir ? std::ios::trunc : std::ios::app);
+    f << "# ONNX node tests expected to fail the '" << kind << "' check, with the reason.\n"
+      << "# Regenerate: ONNXFOLD_CONFORMANCE_WRITE=tests/conformance onnxfold_tests "
+         "--gtest_filter='NodeConformance.*'\n"
+      << list.str();
+  }
+};
+
+TEST(NodeConformance, MatchesExpectedFailureLists) {
   ONNXFOLD_REQUIRE_SHARED();
   const std::string root = test::sharedPath("onnx-tests/node");
   if (root.empty()) GTEST_SKIP() << "shared/onnx-tests/node is missing";
   const char* filter = std::getenv("ONNXFOLD_CONFORMANCE_FILTER");
-  const std::map<std::string, std::string> expected = readExpectedFailures();
+  Tally fold{"fold", readExpectedFailures("fold")};
+  Tally infer{"infer", readExpectedFailures("infer")};
 
   std::vector<fs::path> dirs;
   for (const auto& e : fs::directory_iterator(root)) {
     if (e.is_directory() && fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
   }
   std::sort(dirs.begin(), dirs.end());
-
-  size_t passed = 0, failed = 0, unexpected = 0, fixed = 0;
-  std::ostringstream failures_list;
   for (const fs::path& dir : dirs) {
     const std::string name = dir.filename().string();
     if (filter != nullptr && name.find(filter) == std::string::npos) continue;
-    const std::string problem = runNodeTest(dir);
-    const bool listed = expected.count(name) > 0;
-    if (problem.empty()) {
-      ++passed;
-      if (listed) {
-        ++fixed;
-        ADD_FAILURE() << name << " passes now: remove it from " << listPath();
-      }
-    } else {
-      ++failed;
-      std::string oneline = problem.substr(0, 200);
-      std::replace(oneline.begin(), oneline.end(), '\n', ' ');
-      failures_list << name << " # " << oneline << "\n";
-      if (!listed) {
-        ++unexpected;
-        ADD_FAILURE() << name << " fails: " << problem;
-      }
-    }
+    const NodeTestResult r = runNodeTest(dir);
+    fold.add(name, r.fold);
+    infer.add(name, r.infer);
   }
-  std::printf(
-      "node conformance: %zu passed, %zu failed (%zu not in the expected list, %zu listed "
-      "but passing), %zu tests\n",
-      passed, failed, unexpected, fixed, passed + failed);
+  fold.print();
+  infer.print();
   if (const char* out = std::getenv("ONNXFOLD_CONFORMANCE_WRITE")) {
-    std::ofstream f(out);
-    f << "# ONNX node tests expected to fail, with the reason (regenerate with\n"
-      << "# ONNXFOLD_CONFORMANCE_WRITE=<this file> onnxfold_tests "
-         "--gtest_filter=NodeConformance.*)\n"
-      << failures_list.str();
+    if (!fs::is_directory(out)) std::ofstream(out, std::ios::trunc);
+    fold.write(out);
+    infer.write(out);
   }
 }
 

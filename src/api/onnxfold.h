@@ -96,6 +96,13 @@ struct PassRun {
   std::string error;  // the pass failed and was undone
 };
 
+// A node the optimizer left in place, and why (e.g. why it was not folded).
+struct NodeNote {
+  std::string node;
+  std::string op_type;
+  std::string reason;
+};
+
 struct Report {
   ModelSummary before;
   ModelSummary after;
@@ -107,6 +114,8 @@ struct Report {
   uint64_t output_bytes = 0;
   uint64_t external_bytes = 0;  // written to external data
   std::vector<std::string> warnings;
+  // From the last run of each pass that explains itself (constant folding).
+  std::vector<NodeNote> not_folded;
 
   std::string toJson(int indent = 2) const;
 };

@@ -102,6 +102,11 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
       report.warnings.push_back("pass '" + r.pass + "' failed and was undone: " + r.error);
     }
     report.passes.push_back(std::move(run));
+    if (!r.explanations.empty() || r.pass == "fold-constants") {
+      report.not_folded.clear();
+      for (const Explanation& e : r.explanations)
+        report.not_folded.push_back({e.node, e.op_type, e.reason});
+    }
   }
   if (!pr.converged) {
     report.warnings.push_back("the pipeline still changed the model after " +

@@ -135,6 +135,10 @@ std::string Report::toJson(int indent) const {
     ps.push_back(std::move(r));
   }
   j["warnings"] = warnings;
+  auto& nf = j["not_folded"] = nlohmann::ordered_json::array();
+  for (const NodeNote& n : not_folded) {
+    nf.push_back({{"node", n.node}, {"op", n.op_type}, {"reason", n.reason}});
+  }
   return j.dump(indent);
 }
 

@@ -577,11 +577,12 @@ Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
 }
 }  // namespace
 
-Node* Graph::cloneNode(const Node& src, const std::function<Value*(Value*)>& map) {
-  return cloneNodeImpl(src, map, false);
+Node* Graph::cloneNode(const Node& src, const std::function<Value*(Value*)>& map, Node* before) {
+  return cloneNodeImpl(src, map, false, before);
 }
 
-Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact) {
+Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact,
+                           Node* before) {
   std::vector<Value*> ins;
   ins.reserve(src.numInputs());
   for (Value* v : src.inputs())
@@ -603,7 +604,10 @@ Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>&
   for (const Attribute& a : src.attributes) {
     n->attributes.push_back(cloneAttribute(a, this, n, map, exact));
   }
-  appendNode(n);
+  if (before != nullptr)
+    insertBefore(before, n);
+  else
+    appendNode(n);
   return n;
 }
 

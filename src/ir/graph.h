@@ -312,9 +312,11 @@ class Graph {
                 std::string domain = "");
   // Deletes a node. Precondition: its outputs have no uses and are not graph outputs.
   void eraseNode(Node* n);
-  // Deep copy of `src` (which may live in another graph) appended at the end;
-  // `map` gives the value to use for each of src's inputs and captures.
-  Node* cloneNode(const Node& src, const std::function<Value*(Value*)>& map);
+  // Deep copy of `src` (which may live in another graph) inserted before
+  // `before` (at the end if null); `map` gives the value to use for each of
+  // src's inputs and captures. Output names are made unique.
+  Node* cloneNode(const Node& src, const std::function<Value*(Value*)>& map,
+                  Node* before = nullptr);
   // Copies all of `src` into the empty graph `dst`; values of src's enclosing
   // graphs go through `outer`. `exact` keeps every name (dst is in a fresh model).
   static void cloneGraphInto(const Graph& src, Graph& dst,
@@ -333,7 +335,8 @@ class Graph {
  private:
   friend class Value;
   friend class Node;
-  Node* cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact);
+  Node* cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>& map, bool exact,
+                      Node* before = nullptr);
   Value* newValue(std::string name);
   void defineName(Value* v);
   void undefineName(Value* v);

@@ -29,6 +29,13 @@ struct PassOptions {
   std::map<std::string, std::string> extra;
 };
 
+// Why a node was left as it is (the report's "why not folded" list).
+struct Explanation {
+  std::string node;  // name, or "op #index"
+  std::string op_type;
+  std::string reason;
+};
+
 class PassContext {
  public:
   explicit PassContext(const PassOptions& options) : options_(options) {}
@@ -39,12 +46,18 @@ class PassContext {
   // Counters shown in the report, e.g. count("nodes removed", 3).
   void count(const std::string& what, int64_t n = 1) { counters_[what] += n; }
 
+  void explain(const Node& n, std::string reason) {
+    explanations_.push_back({n.displayName(), n.op_type, std::move(reason)});
+  }
+
   std::vector<std::string> takeNotes() { return std::exchange(notes_, {}); }
+  std::vector<Explanation> takeExplanations() { return std::exchange(explanations_, {}); }
   std::map<std::string, int64_t> takeCounters() { return std::exchange(counters_, {}); }
 
  private:
   const PassOptions& options_;
   std::vector<std::string> notes_;
+  std::vector<Explanation> explanations_;
   std::map<std::string, int64_t> counters_;
 };
 

@@ -32,6 +32,7 @@ struct PassRecord {
   ModelStats before;
   ModelStats after;
   std::vector<std::string> notes;
+  std::vector<Explanation> explanations;
   std::map<std::string, int64_t> counters;
   std::string error;  // non-empty: the pass failed and was undone
 };

@@ -3,7 +3,8 @@
 namespace onnxfold {
 
 std::vector<PassFactory> builtinPassFactories() {
-  return {createDeadCodeElimination, createEliminateIdentity};
+  return {createDeadCodeElimination, createEliminateIdentity, createFoldConstants,
+          createInferShapes};
 }
 
 }  // namespace onnxfold

@@ -10,6 +10,8 @@ namespace onnxfold {
 
 std::unique_ptr<Pass> createDeadCodeElimination();  // dead_code_elimination.cpp
 std::unique_ptr<Pass> createEliminateIdentity();    // eliminate_identity.cpp
+std::unique_ptr<Pass> createFoldConstants();        // fold_constants.cpp
+std::unique_ptr<Pass> createInferShapes();          // infer_shapes.cpp
 
 // Every built-in pass, for the registry.
 std::vector<PassFactory> builtinPassFactories();

@@ -46,7 +46,7 @@ std::vector<std::string> registeredPasses() {
 
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> p;
-  for (const char* name : {"eliminate-identity", "dce"}) {
+  for (const char* name : {"fold-constants", "eliminate-identity", "dce"}) {
     if (table().count(name)) p.emplace_back(name);
   }
   return p;

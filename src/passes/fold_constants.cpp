@@ -1,0 +1,262 @@
+// fold-constants: computes every node whose inputs are all known and replaces
+// its outputs with initializers (PyTorch's ConstantFolder, re-thought for ONNX).
+//
+// Before:  %s = Shape(%x: [batch,3,8]); %c = Gather(%s, 1); %y = Reshape(%x, %t)
+// After:   initializer %c = 3 (the Shape and Gather nodes are gone)
+//
+// Known inputs: initializers that are not graph inputs, Constant nodes, outputs
+// folded earlier in the walk, and contents inference knows without the input
+// data (Shape of a static value, Gather of static dims of a dynamic shape).
+// A folded output keeps its name, so graph outputs and value names are stable.
+//
+// Never folded:
+//  - nondeterministic ops (RandomNormal, Bernoulli, training-mode Dropout, ...);
+//  - DequantizeLinear of an integer weight initializer, kept so quantization
+//    finalize can fuse it (option fold_dequantize_weights folds it);
+//  - folds that would grow the written model by more than the size budget, net
+//    of the constant inputs they make dead (PyTorch's skip_constructors: a
+//    ConstantOfShape or Expand that materializes a big tensor stays a node).
+// If with a constant condition is replaced by the taken branch.
+//
+// Every node that stays gets an explanation in the report.
+#include <algorithm>
+#include <unordered_map>
+
+#include "kernels/op_registry.h"
+#include "passes/passes.h"
+#include "passes/propagation.h"
+
+namespace onnxfold {
+
+namespace {
+
+class FoldConstants : public Pass {
+ public:
+  std::string_view name() const override { return "fold-constants"; }
+  std::string_view description() const override {
+    return "compute nodes whose inputs are all known and replace them with constants";
+  }
+
+  bool run(Model& model, PassContext& ctx) override {
+    Propagation prop(model);
+    bool changed = foldGraph(*model.graph, prop, ctx, true);
+    for (Function& f : model.functions) {
+      prop.setFunctionScope(f.body.get(), &f.opset_import);
+      changed |= foldGraph(*f.body, prop, ctx, false);
+    }
+    prop.setFunctionScope(nullptr, nullptr);
+    for (std::string& w : prop.takeWarnings())
+      ctx.note(std::move(w));
+    return changed;
+  }
+
+ private:
+  // Replaces every use of `y` (and its graph-output slots) with a new
+  // initializer holding `t`, under y's name.
+  static Value* replaceWithConstant(Graph& g, Value* y, Tensor t) {
+    const std::string name = y->name();
+    y->setName(g.uniqueName(name + "__folded"));
+    t.name = name;
+    t.doc_string.clear();
+    t.metadata_props.clear();
+    t.unknown_fields.clear();
+    t.segment.reset();
+    t.external.reset();
+    Value* c = g.addInitializer(std::move(t));
+    y->replaceAllUsesWith(c);
+    for (size_t i = 0; i < g.outputs().size(); ++i) {
+      if (g.outputs()[i] == y) g.setOutput(i, c);
+    }
+    return c;
+  }
+
+  static bool allOutputsDead(const Node* n) {
+    for (const Value* v : n->outputs()) {
+      if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;
+    }
+    return true;
+  }
+
+  // Bytes the written model loses when `n` goes: constant inputs used only by n.
+  static int64_t freedBytes(const Node* n) {
+    int64_t freed = 0;
+    std::vector<const Value*> seen;
+    for (const Value* v : n->inputs()) {
+      if (v == nullptr || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+      seen.push_back(v);
+      if (!v->isInitializer() || v->isGraphInput() || v->isGraphOutput()) continue;
+      bool only_here = true;
+      for (const Use& u : v->uses())
+        only_here = only_here && u.user == n;
+      if (only_here) freed += static_cast<int64_t>(v->initializer()->byteSize());
+    }
+    if (n->isOp("Constant")) {
+      for (const Attribute& a : n->attributes)
+        freed += static_cast<int64_t>(a.t.byteSize());
+    }
+    return freed;
+  }
+
+  static bool isProtectedDequantize(const Node* n, const PassContext& ctx) {
+    if (!n->isOp("DequantizeLinear") || ctx.options().fold_dequantize_weights) return false;
+    const Value* x = n->input(0);
+    return x != nullptr && x->isConstant() && isInteger(x->initializer()->dtype());
+  }
+
+  bool inlineConstantIf(Graph& g, Node* n, Propagation& prop, PassContext& ctx) {
+    const Tensor* cond = prop.knownValue(n->input(0));
+    if (cond == nullptr || cond->numElements() != 1 || cond->dtype() != DataType::kBool)
+      return false;
+    const bool taken = cond->at<uint8_t>(0) != 0;
+    const Attribute* branch_attr = n->attr(taken ? "then_branch" : "else_branch");
+    if (branch_attr == nullptr || !branch_attr->g) return false;
+    const Graph& branch = *branch_attr->g;
+    if (branch.outputs().size() != n->numOutputs()) return false;
+    std::unordered_map<const Value*, Value*> map;
+    for (const Value* v : branch.initializers()) {
+      Tensor t = *v->initializer();
+      t.name = g.uniqueName(v->name());
+      map[v] = g.addInitializer(std::move(t));
+    }
+    auto mapValue = [&map](Value* v) -> Value* {
+      auto it = map.find(v);
+      return it == map.end() ? v : it->second;
+    };
+    for (const Node* bn : branch.nodes()) {
+      Node* copy = g.cloneNode(*bn, mapValue, n);
+      for (size_t i = 0; i < bn->numOutputs(); ++i) {
+        if (bn->output(i) != nullptr) map[bn->output(i)] = copy->output(i);
+      }
+    }
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      Value* out = n->output(i);
+      if (out == nullptr) continue;
+      Value* repl = mapValue(branch.outputs()[i]);
+      if (out->isGraphOutput()) {
+        // The output's name is the interface: an Identity carries it (and may be removed later).
+        Node* id = g.createNode("Identity", {repl}, 1);
+        g.insertBefore(n, id);
+        id->output(0)->type = out->type;
+        repl = id->output(0);
+        g.replaceOutput(out, repl);
+      }
+      out->replaceAllUsesWith(repl);
+      prop.forget(out);
+    }
+    g.eraseNode(n);
+    ctx.count("If inlined");
+    return true;
+  }
+
+  bool foldGraph(Graph& g, Propagation& prop, PassContext& ctx, bool explain) {
+    bool changed = false;
+    for (Node* n : g.nodes()) {
+      if (n->hasSubgraphs()) {
+        if (n->isOp("If") && inlineConstantIf(g, n, prop, ctx)) {
+          changed = true;
+          continue;
+        }
+        n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(sg, prop, ctx, false); });
+        prop.inferNode(*n);
+        if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");
+        continue;
+      }
+      const NodeInference inf = prop.inferNode(*n);
+      // Outputs whose content inference already knows (Constant, Shape of a static value).
+      bool all_known = n->numOutputs() > 0;
+      for (const Value* v : n->outputs()) {
+        if (v != nullptr && prop.fact(v) == nullptr) all_known = false;
+        if (v != nullptr && prop.fact(v) != nullptr && !prop.fact(v)->value) all_known = false;
+      }
+      if (inf.ok && all_known && !(inf.entry->flags & kOpNondeterministic)) {
+        for (Value* v : n->outputs()) {
+          if (v == nullptr) continue;
+          replaceWithConstant(g, v, *prop.fact(v)->value);
+          prop.forget(v);  // the value dies with its node; its address may be reused
+        }
+        g.eraseNode(n);
+        ctx.count("nodes folded");
+        changed = true;
+        continue;
+      }
+      std::string why = whyNot(n, inf, prop, ctx);
+      if (!why.empty()) {
+        if (explain) ctx.explain(*n, std::move(why));
+        continue;
+      }
+      std::vector<const Tensor*> inputs;
+      for (const Value* v : n->inputs())
+        inputs.push_back(v ? prop.knownValue(v) : nullptr);
+      std::vector<Tensor> outs;
+      try {
+        outs = evaluateNode(*n, inf.opset, inputs);
+      } catch (const std::exception& e) {
+        if (explain) ctx.explain(*n, std::string("evaluation failed: ") + e.what());
+        ctx.count("folds failed");
+        continue;
+      }
+      int64_t added = 0;
+      for (size_t i = 0; i < outs.size(); ++i) {
+        if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].byteSize());
+      }
+      const int64_t growth = added - freedBytes(n);
+      if (growth > ctx.options().size_budget) {
+        if (explain) {
+          ctx.explain(*n, "over the size budget: folding would add " + std::to_string(growth) +
+                              " bytes (budget " + std::to_string(ctx.options().size_budget) + ")");
+        }
+        ctx.count("folds skipped (size budget)");
+        continue;
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        if (Value* v = n->output(i)) {
+          Value* c = replaceWithConstant(g, v, std::move(outs[i]));
+          prop.forget(v);
+          (void)c;
+        }
+      }
+      if (allOutputsDead(n)) g.eraseNode(n);
+      ctx.count("nodes folded");
+      changed = true;
+    }
+    return changed;
+  }
+
+  // Why `n` cannot be evaluated now; "" when it can.
+  static std::string whyNot(const Node* n, const NodeInference& inf, const Propagation& prop,
+                            const PassContext& ctx) {
+    if (inf.entry != nullptr && (inf.entry->flags & kOpNondeterministic)) return "nondeterministic";
+    if (n->isOp("Dropout") && n->attrInt("training_mode", 0) == 0) {
+      // opset >= 12 takes training_mode as an input; a constant true one is random.
+      const Tensor* mode = prop.knownValue(n->input(2));
+      if (mode != nullptr && mode->numElements() == 1 && mode->at<uint8_t>(0) != 0) {
+        return "nondeterministic (training-mode Dropout)";
+      }
+    }
+    if (isProtectedDequantize(n, ctx)) {
+      return "DequantizeLinear of an integer weight is kept for quantization";
+    }
+    for (const Value* v : n->inputs()) {
+      if (v != nullptr && prop.knownValue(v) == nullptr) {
+        if (v->isGraphInput()) return "depends on graph input '" + v->name() + "'";
+        if (v->isInitializer() && !v->initializer()->isLoaded()) {
+          return "input '" + v->name() + "' is external data that was not loaded";
+        }
+        return "depends on non-constant '" + v->name() + "'";
+      }
+    }
+    if (!inf.ok) return inf.error;
+    if (inf.entry->compute == nullptr) {
+      return "no kernel for op " + n->op_type + " at opset " + std::to_string(inf.opset);
+    }
+    return "";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createFoldConstants() {
+  return std::make_unique<FoldConstants>();
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,162 @@
+#include "passes/propagation.h"
+
+#include "ir/printer.h"
+
+namespace onnxfold {
+
+namespace {
+
+// Constants larger than this are not handed to inference rules (which only need
+// shapes, axes and similar small inputs); their types carry their shapes.
+constexpr int64_t kMaxInferValueElements = 1 << 16;
+
+std::string describe(const Type& t) {
+  return toString(t);
+}
+
+}  // namespace
+
+int64_t Propagation::opsetFor(const Graph& graph, const std::string& domain) const {
+  if (function_body_ != nullptr && function_imports_ != nullptr && !function_imports_->empty()) {
+    const Graph* g = &graph;
+    while (g->parent() != nullptr)
+      g = g->parent();
+    if (g == function_body_) {
+      for (const OpsetId& o : *function_imports_) {
+        if (o.domain == domain || (isDefaultDomain(o.domain) && isDefaultDomain(domain))) {
+          return o.version;
+        }
+      }
+    }
+  }
+  return model_.opsetVersion(domain);
+}
+
+const Fact* Propagation::fact(const Value* v) const {
+  auto it = facts_.find(v);
+  return it == facts_.end() ? nullptr : &it->second;
+}
+
+const Tensor* Propagation::knownValue(const Value* v) const {
+  if (v == nullptr) return nullptr;
+  if (const Fact* f = fact(v); f != nullptr && f->value) return &*f->value;
+  if (v->isConstant() && v->initializer()->isLoaded()) return v->initializer();
+  return nullptr;
+}
+
+void Propagation::setValue(const Value* v, Tensor t) {
+  facts_[v].value = std::move(t);
+}
+
+void Propagation::mergeType(Value* v, const Type& inferred) {
+  if (inferred.isNone() || v->isGraphInput()) return;
+  Type& declared = v->type;
+  if (declared.isNone()) {
+    declared = inferred;
+    return;
+  }
+  if (declared.kind != inferred.kind) {
+    warnings_.push_back("value '" + v->name() + "': declared " + describe(declared) +
+                        " but inference gives " + describe(inferred) + " (kept the declared type)");
+    return;
+  }
+  if (declared.kind != Type::Kind::kTensor) return;
+  if (declared.elem_type == DataType::kUndefined) {
+    declared.elem_type = inferred.elem_type;
+  } else if (inferred.elem_type != DataType::kUndefined &&
+             declared.elem_type != inferred.elem_type) {
+    warnings_.push_back("value '" + v->name() + "': declared element type " +
+                        std::string(dataTypeName(declared.elem_type)) + " but inference gives " +
+                        std::string(dataTypeName(inferred.elem_type)) +
+                        " (kept the declared type)");
+    return;
+  }
+  if (!inferred.shape) return;
+  if (!declared.shape) {
+    declared.shape = inferred.shape;
+    return;
+  }
+  if (declared.shape->rank() != inferred.shape->rank()) {
+    warnings_.push_back("value '" + v->name() + "': declared " + describe(declared) +
+                        " but inference gives " + describe(inferred) +
+                        " (kept the declared shape)");
+    return;
+  }
+  for (size_t i = 0; i < declared.shape->rank(); ++i) {
+    Dim& d = declared.shape->dims[i];
+    const Dim& e = inferred.shape->dims[i];
+    if (d.isKnown()) {
+      if (e.isKnown() && e.value != d.value) {
+        warnings_.push_back("value '" + v->name() + "': declared dim " + std::to_string(i) + " = " +
+                            std::to_string(d.value) + " but inference gives " +
+                            std::to_string(e.value) + " (kept the declared dim)");
+      }
+    } else if (e.isKnown()) {
+      d.value = e.value;
+      d.param.clear();
+    } else if (d.param.empty() && !e.param.empty()) {
+      d.param = e.param;
+    }
+  }
+}
+
+NodeInference Propagation::inferNode(Node& node) {
+  NodeInference r;
+  r.opset = opsetFor(*node.graph(), node.domain);
+  const std::string op = (node.domain.empty() ? "" : node.domain + "::") + node.op_type;
+  if (r.opset < 0) {
+    r.error = "domain '" + node.domain + "' is not imported";
+    return r;
+  }
+  r.entry = OpRegistry::instance().find(node.domain, node.op_type, r.opset);
+  if (r.entry == nullptr) {
+    r.error = "no rule for op " + op + " at opset " + std::to_string(r.opset);
+    return r;
+  }
+  InferContext ic(node, r.opset, node.numInputs(), node.numOutputs());
+  std::vector<Type> scratch(node.numInputs());
+  for (size_t i = 0; i < node.numInputs(); ++i) {
+    Value* v = node.input(i);
+    if (v == nullptr) continue;
+    ic.input_types[i] = &v->type;
+    const Tensor* t = knownValue(v);
+    if (t != nullptr && t->numElements() <= kMaxInferValueElements) {
+      if (!t->buffer().isAligned(16) && t->dtype() != DataType::kString) {
+        // Rules may read values through typed pointers: give them an aligned copy.
+        Fact& f = facts_[v];
+        if (!f.value) f.value = t->aligned();
+        t = &*f.value;
+      }
+      ic.input_values[i] = t;
+      if (v->type.isNone()) {
+        scratch[i] = Type::tensor(t->dtype());
+        scratch[i].shape.emplace();
+        for (int64_t d : t->dims())
+          scratch[i].shape->dims.push_back(Dim::known(d));
+        ic.input_types[i] = &scratch[i];
+      }
+    }
+    if (const Fact* f = fact(v); f != nullptr && f->symbolic) ic.input_symbolic[i] = &*f->symbolic;
+  }
+  ic.symbol_counter = &symbol_counter_;
+  try {
+    r.entry->infer(ic);
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    return r;
+  }
+  r.ok = true;
+  for (size_t i = 0; i < node.numOutputs(); ++i) {
+    Value* v = node.output(i);
+    if (v == nullptr) continue;
+    mergeType(v, ic.output_types[i]);
+    if (ic.output_values[i]) {
+      facts_[v].value = std::move(*ic.output_values[i]);
+    } else if (ic.output_symbolic[i]) {
+      facts_[v].symbolic = std::move(*ic.output_symbolic[i]);
+    }
+  }
+  return r;
+}
+
+}  // namespace onnxfold
