@@ -257,8 +257,20 @@ Graph::Graph(Graph* parent, Node* owner) : parent_(parent), owner_(owner) {
   names_ = parent ? parent->names_ : std::make_shared<std::unordered_set<std::string>>();
 }
 
+namespace {
+// Drops every use held by nodes of `g` and its subgraphs.
+void dropUses(Graph& g) {
+  for (Node* n : g.nodes()) {
+    n->removeAllInputs();
+    n->forEachSubgraph([](Graph& sg) { dropUses(sg); });
+  }
+}
+}  // namespace
+
 Graph::~Graph() {
-  // Delete nodes last to first so uses go before their definitions.
+  // Uses go first, so no value is destroyed while a node still points at it,
+  // even when a failed pass left the order broken.
+  dropUses(*this);
   while (last_ != nullptr) {
     Node* n = last_;
     unlink(n);
