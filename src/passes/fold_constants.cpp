@@ -230,10 +230,12 @@ class FoldConstants : public Pass {
       // opset >= 12 takes training_mode as an input: training with a ratio above 0 is random.
       const Tensor* mode = prop.knownValue(n->input(2));
       const Tensor* ratio = prop.knownValue(n->input(1));
-      const bool training = mode != nullptr && mode->numElements() == 1 && mode->at<uint8_t>(0) != 0;
-      const bool zero_ratio = ratio != nullptr && ratio->numElements() == 1 &&
-                              ((ratio->dtype() == DataType::kFloat && ratio->at<float>(0) == 0.0f) ||
-                               (ratio->dtype() == DataType::kDouble && ratio->at<double>(0) == 0.0));
+      const bool training =
+          mode != nullptr && mode->numElements() == 1 && mode->at<uint8_t>(0) != 0;
+      const bool zero_ratio =
+          ratio != nullptr && ratio->numElements() == 1 &&
+          ((ratio->dtype() == DataType::kFloat && ratio->at<float>(0) == 0.0f) ||
+           (ratio->dtype() == DataType::kDouble && ratio->at<double>(0) == 0.0));
       if (training && !zero_ratio) return "nondeterministic (training-mode Dropout)";
       if (n->input(2) != nullptr && mode == nullptr) {
         return "nondeterministic unless training_mode is known (Dropout)";

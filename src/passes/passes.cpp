@@ -3,8 +3,13 @@
 namespace onnxfold {
 
 std::vector<PassFactory> builtinPassFactories() {
-  return {createDeadCodeElimination, createEliminateIdentity, createFoldConstants,
-          createInferShapes};
+  return {createDeadCodeElimination,
+          createEliminateIdentity,
+          createFoldConstants,
+          createInferShapes,
+          createFreeze,
+          createPoolConstants,
+          createEliminateCommonSubexpressions};
 }
 
 }  // namespace onnxfold

@@ -46,7 +46,8 @@ std::vector<std::string> registeredPasses() {
 
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> p;
-  for (const char* name : {"fold-constants", "eliminate-identity", "dce"}) {
+  for (const char* name :
+       {"freeze", "fold-constants", "eliminate-identity", "cse", "pool-constants", "dce"}) {
     if (table().count(name)) p.emplace_back(name);
   }
   return p;

@@ -1,0 +1,131 @@
+// Tests of the normalization family: BatchNormalization in inference and
+// training mode, LayerNormalization's optional statistics outputs, opset 18
+// vs 21 GroupNormalization parameters, LRN, LpNormalization and MVN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ir/error.h"
+#include "kernels/common.h"
+#include "kernels/op_registry.h"
+#include "test_util.h"
+
+namespace onnxfold {
+namespace {
+
+std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
+                        std::vector<Attribute> attrs = {}, int64_t opset = 21,
+                        size_t num_outputs = 1) {
+  test::ModelBuilder b(opset);
+  std::vector<Value*> vals;
+  std::vector<const Tensor*> ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    ins[i].name = "in" + std::to_string(i);
+    vals.push_back(b.initializer(ins[i]));
+  }
+  for (const Tensor& t : ins)
+    ptrs.push_back(&t);
+  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
+  return evaluateNode(*n, opset, ptrs);
+}
+
+std::vector<float> floats(const Tensor& t) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v.push_back(t.at<float>(static_cast<size_t>(i)));
+  return v;
+}
+
+void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-4f) << "at " << i;
+}
+
+TEST(Normalization, BatchNormInferenceAndTraining) {
+  const Tensor x = test::floatTensor({2, 1, 2}, {1, 2, 3, 4});
+  const Tensor scale = test::floatTensor({1}, {2});
+  const Tensor bias = test::floatTensor({1}, {1});
+  const Tensor mean = test::floatTensor({1}, {2});
+  const Tensor var = test::floatTensor({1}, {4});
+  const auto inf = run("BatchNormalization", {x, scale, bias, mean, var},
+                       test::attrs(Attribute::makeFloat("epsilon", 0.0f)), 15);
+  expectNear(floats(inf[0]), {0, 1, 2, 3});
+  // Training: batch mean 2.5, population variance 1.25.
+  const auto tr =
+      run("BatchNormalization", {x, scale, bias, mean, var},
+          test::attrs(Attribute::makeFloat("epsilon", 0.0f), Attribute::makeInt("training_mode", 1),
+                      Attribute::makeFloat("momentum", 0.5f)),
+          15, 3);
+  const float inv = 1.0f / std::sqrt(1.25f);
+  expectNear(floats(tr[0]),
+             {-1.5f * inv * 2 + 1, -0.5f * inv * 2 + 1, 0.5f * inv * 2 + 1, 1.5f * inv * 2 + 1});
+  EXPECT_EQ(tr[1].dims(), (std::vector<int64_t>{1}));
+  expectNear(floats(tr[1]), {2.25f});
+  expectNear(floats(tr[2]), {2.625f});
+}
+
+TEST(Normalization, LayerNormStatisticsOutputs) {
+  const Tensor x = test::floatTensor({2, 2}, {1, 3, 2, 4});
+  const Tensor scale = test::floatTensor({2}, {1, 1});
+  const auto r = run("LayerNormalization", {x, scale},
+                     test::attrs(Attribute::makeFloat("epsilon", 0.0f)), 17, 3);
+  expectNear(floats(r[0]), {-1, 1, -1, 1});
+  EXPECT_EQ(r[1].dims(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(r[1].dtype(), DataType::kFloat);
+  expectNear(floats(r[1]), {2, 3});
+  expectNear(floats(r[2]), {1, 1});
+}
+
+TEST(Normalization, GroupNormScaleShapeByOpset) {
+  const Tensor x = test::floatTensor({1, 4, 1}, {1, 3, 5, 9});
+  const auto attrs = [] {
+    return test::attrs(Attribute::makeInt("num_groups", 2), Attribute::makeFloat("epsilon", 0.0f));
+  };
+  // Opset 18: per-group scale; 21: per-channel.
+  const auto g18 =
+      run("GroupNormalization",
+          {x, test::floatTensor({2}, {1, 2}), test::floatTensor({2}, {0, 10})}, attrs(), 18);
+  expectNear(floats(g18[0]), {-1, 1, 8, 12});
+  const auto g21 = run(
+      "GroupNormalization",
+      {x, test::floatTensor({4}, {1, 2, 3, 4}), test::floatTensor({4}, {0, 0, 0, 0})}, attrs(), 21);
+  expectNear(floats(g21[0]), {-1, 2, -3, 4});
+}
+
+TEST(Normalization, LrnLpAndMvn) {
+  const Tensor x = test::floatTensor({1, 3, 1, 1}, {1, 2, 3});
+  const auto lrn =
+      run("LRN", {x},
+          test::attrs(Attribute::makeInt("size", 3), Attribute::makeFloat("alpha", 3.0f),
+                      Attribute::makeFloat("beta", 1.0f), Attribute::makeFloat("bias", 0.0f)),
+          13);
+  // Channel 0 sums channels 0..1: 1 + 4 = 5 -> 1 / 5.
+  expectNear(floats(lrn[0]), {1.0f / 5, 2.0f / 14, 3.0f / 13});
+  const auto l1 = run("LpNormalization", {x},
+                      test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("p", 1)), 13);
+  expectNear(floats(l1[0]), {1.0f / 6, 2.0f / 6, 3.0f / 6});
+  const auto mvn =
+      run("MeanVarianceNormalization", {x}, test::attrs(Attribute::makeInts("axes", {1})), 13);
+  const float sd = std::sqrt(2.0f / 3.0f);
+  expectNear(floats(mvn[0]), {-1 / sd, 0, 1 / sd});
+  EXPECT_THROW(run("LRN", {x}, {}, 13), Error);  // size is required
+}
+
+TEST(Normalization, RmsNormAndHalf) {
+  Tensor x(DataType::kFloat16, {1, 2});
+  kernels::mutableDataAs<uint16_t>(x)[0] = kernels::floatToHalf(3.0f);
+  kernels::mutableDataAs<uint16_t>(x)[1] = kernels::floatToHalf(4.0f);
+  Tensor s(DataType::kFloat16, {2});
+  kernels::mutableDataAs<uint16_t>(s)[0] = kernels::floatToHalf(1.0f);
+  kernels::mutableDataAs<uint16_t>(s)[1] = kernels::floatToHalf(2.0f);
+  const auto r =
+      run("RMSNormalization", {x, s}, test::attrs(Attribute::makeFloat("epsilon", 0.0f)), 23);
+  ASSERT_EQ(r[0].dtype(), DataType::kFloat16);
+  const float rms = std::sqrt(12.5f);
+  EXPECT_NEAR(kernels::halfToFloat(r[0].at<uint16_t>(0)), 3.0f / rms, 1e-3f);
+  EXPECT_NEAR(kernels::halfToFloat(r[0].at<uint16_t>(1)), 8.0f / rms, 1e-3f);
+}
+
+}  // namespace
+}  // namespace onnxfold

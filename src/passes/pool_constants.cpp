@@ -1,0 +1,65 @@
+// pool-constants: identical initializers become one.
+//
+// Before:  initializer %a = f32[2] {1,2}; initializer %b = f32[2] {1,2}; %y = Add(%a, %b)
+// After:   initializer %a = f32[2] {1,2}; %y = Add(%a, %a)
+//
+// Identical means same dtype, dims and bytes: compared by a content hash, then
+// byte for byte. Graph inputs and outputs keep their own initializers (their
+// names are the interface). Each graph pools its own initializers.
+#include <unordered_map>
+
+#include "passes/passes.h"
+
+namespace onnxfold {
+
+namespace {
+
+class PoolConstants : public Pass {
+ public:
+  std::string_view name() const override { return "pool-constants"; }
+  std::string_view description() const override {
+    return "merge initializers with the same dtype, dims and content";
+  }
+
+  bool run(Model& model, PassContext& ctx) override {
+    bool changed = false;
+    forEachGraph(model, [&](Graph& g) { changed |= pool(g, ctx); });
+    return changed;
+  }
+
+ private:
+  static bool pool(Graph& g, PassContext& ctx) {
+    bool changed = false;
+    std::unordered_multimap<uint64_t, Value*> seen;
+    const std::vector<Value*> inits = g.initializers();
+    for (Value* v : inits) {
+      if (v->isGraphInput() || v->isGraphOutput()) continue;
+      const Tensor& t = *v->initializer();
+      if (!t.isLoaded()) continue;
+      const uint64_t h = t.contentHash();
+      Value* same = nullptr;
+      auto range = seen.equal_range(h);
+      for (auto it = range.first; it != range.second && same == nullptr; ++it) {
+        if (it->second->initializer()->sameContent(t)) same = it->second;
+      }
+      if (same == nullptr) {
+        seen.emplace(h, v);
+        continue;
+      }
+      v->replaceAllUsesWith(same);
+      ctx.count("initializers pooled");
+      ctx.count("bytes saved", static_cast<int64_t>(t.byteSize()));
+      g.removeInitializer(v);
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createPoolConstants() {
+  return std::make_unique<PoolConstants>();
+}
+
+}  // namespace onnxfold
