@@ -1,0 +1,275 @@
+// Tests of the cast family: the Highway float16 and quantize kernels against
+// their scalar references (sizes below, at and above the vector width, special
+// values), float8/int4 encodings, strings, and Q/DQ granularities.
+#include <gtest/gtest.h>
+#include <hwy/highway.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ir/error.h"
+#include "kernels/common.h"
+#include "kernels/op_registry.h"
+#include "test_util.h"
+
+namespace onnxfold {
+namespace kernels {
+// Defined in cast.cpp (no header: the family's kernels are private to it).
+void floatToHalfScalar(const float* in, uint16_t* out, size_t n);
+void floatToHalfHwy(const float* in, uint16_t* out, size_t n);
+void halfToFloatScalar(const uint16_t* in, float* out, size_t n);
+void halfToFloatHwy(const uint16_t* in, float* out, size_t n);
+template <class Q>
+void quantizeF32Scalar(const float* x, size_t n, float scale, int32_t zp, Q* out);
+template <class Q>
+void quantizeF32Hwy(const float* x, size_t n, float scale, int32_t zp, Q* out);
+}  // namespace kernels
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+size_t lanes() {
+  return hn::Lanes(hn::ScalableTag<float>());
+}
+
+std::vector<size_t> sizesAroundVector() {
+  const size_t l = lanes();
+  return {0, 1, l - 1, l, l + 1, 2 * l - 1, 2 * l, 2 * l + 1, 4 * l + 3, 257};
+}
+
+float bitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::vector<float> interestingFloats(size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::vector<float> v(n);
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1.0f,
+                            65504.0f,
+                            65520.0f,
+                            65519.99f,
+                            1e-8f,
+                            5.960464e-8f,
+                            2.9802322e-8f,
+                            6.1035156e-5f,
+                            6.097555e-5f,
+                            INFINITY,
+                            -INFINITY,
+                            std::nanf(""),
+                            1e30f,
+                            -3.0f,
+                            1.00048828125f /* tie */,
+                            1.00146484375f /* tie, odd */};
+  for (size_t i = 0; i < n; ++i) {
+    if (i < sizeof(specials) / sizeof(float) && i % 2 == 0) {
+      v[i] = specials[i];
+    } else {
+      v[i] = bitsToFloat(static_cast<uint32_t>(g()));  // any bit pattern
+    }
+  }
+  return v;
+}
+
+TEST(Cast, FloatToHalfHwyMatchesScalar) {
+  for (size_t n : sizesAroundVector()) {
+    const std::vector<float> in = interestingFloats(n, static_cast<uint32_t>(n));
+    std::vector<uint16_t> a(n), b(n);
+    kernels::floatToHalfScalar(in.data(), a.data(), n);
+    kernels::floatToHalfHwy(in.data(), b.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(a[i], b[i]) << "n=" << n << " i=" << i << " x=" << in[i];
+  }
+  // Every rounding boundary region: a dense sweep of float bit patterns.
+  std::vector<float> sweep;
+  for (uint32_t u = 0x33000000; u < 0x47800000; u += 0x1001)
+    sweep.push_back(bitsToFloat(u));
+  std::vector<uint16_t> a(sweep.size()), b(sweep.size());
+  kernels::floatToHalfScalar(sweep.data(), a.data(), sweep.size());
+  kernels::floatToHalfHwy(sweep.data(), b.data(), sweep.size());
+  EXPECT_EQ(a, b);
+}
+
+TEST(Cast, HalfToFloatHwyMatchesScalarForAllBitPatterns) {
+  std::vector<uint16_t> in(65536);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = static_cast<uint16_t>(i);
+  for (size_t n : sizesAroundVector()) {
+    std::vector<float> a(n), b(n);
+    kernels::halfToFloatScalar(in.data() + 1000, a.data(), n);
+    kernels::halfToFloatHwy(in.data() + 1000, b.data(), n);
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), n * 4)) << "n=" << n;
+  }
+  std::vector<float> a(in.size()), b(in.size());
+  kernels::halfToFloatScalar(in.data(), a.data(), in.size());
+  kernels::halfToFloatHwy(in.data(), b.data(), in.size());
+  for (size_t i = 0; i < in.size(); ++i)
+    ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0) << "bits " << i;
+}
+
+template <class Q>
+void checkQuantize(float scale, int32_t zp) {
+  for (size_t n : sizesAroundVector()) {
+    std::mt19937 g(static_cast<uint32_t>(n + 7));
+    std::uniform_real_distribution<float> u(-400.0f, 400.0f);
+    std::vector<float> x(n);
+    for (float& v : x)
+      v = u(g);
+    const float specials[] = {2.5f * scale, -2.5f * scale, 0.5f * scale, std::nanf(""),
+                              1e30f,        -1e30f,        INFINITY};
+    for (size_t i = 0; i < n && i < 7; ++i)
+      x[i] = specials[i];
+    std::vector<Q> a(n), b(n);
+    kernels::quantizeF32Scalar(x.data(), n, scale, zp, a.data());
+    kernels::quantizeF32Hwy(x.data(), n, scale, zp, b.data());
+    EXPECT_EQ(a, b) << "n=" << n;
+  }
+}
+
+TEST(Cast, QuantizeHwyMatchesScalar) {
+  checkQuantize<int8_t>(1.0f, 0);
+  checkQuantize<int8_t>(0.5f, -3);
+  checkQuantize<uint8_t>(2.0f, 128);
+  checkQuantize<uint8_t>(0.1f, 0);
+  // Round half to even, then saturate.
+  const float x[] = {2.5f, 3.5f, -2.5f, 1000.0f, -1000.0f};
+  int8_t y[5];
+  kernels::quantizeF32Scalar(x, 5, 1.0f, 0, y);
+  EXPECT_EQ(std::vector<int8_t>(y, y + 5), (std::vector<int8_t>{2, 4, -2, 127, -128}));
+}
+
+// ------------------------------------------------------------ through the registry
+
+std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
+                        std::vector<Attribute> attrs = {}, int64_t opset = 21,
+                        size_t num_outputs = 1) {
+  test::ModelBuilder b(opset);
+  std::vector<Value*> vals;
+  std::vector<const Tensor*> ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    ins[i].name = "in" + std::to_string(i);
+    vals.push_back(b.initializer(ins[i]));
+  }
+  for (const Tensor& t : ins)
+    ptrs.push_back(&t);
+  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
+  return evaluateNode(*n, opset, ptrs);
+}
+
+Tensor bytesTensor(DataType t, std::vector<int64_t> dims, const std::vector<uint8_t>& bytes) {
+  return Tensor(t, std::move(dims), Buffer::copyOf(bytes.data(), bytes.size()));
+}
+
+std::vector<uint8_t> bytesOf(const Tensor& t) {
+  return std::vector<uint8_t>(t.bytes(), t.bytes() + t.byteSize());
+}
+
+TEST(Cast, Float8EncodingsFollowTheSaturationTables) {
+  const Tensor x = test::floatTensor({6}, {0.4789f, 1e6f, -1e-7f, INFINITY, std::nanf(""), 448.0f});
+  auto cast = [&](DataType to, int sat) {
+    return bytesOf(run("Cast", {x},
+                       test::attrs(Attribute::makeInt("to", static_cast<int64_t>(to)),
+                                   Attribute::makeInt("saturate", sat)))[0]);
+  };
+  EXPECT_EQ(cast(DataType::kFloat8E4M3FN, 1),
+            (std::vector<uint8_t>{0x2f, 0x7e, 0x80, 0x7e, 0x7f, 0x7e}));
+  EXPECT_EQ(cast(DataType::kFloat8E4M3FN, 0),
+            (std::vector<uint8_t>{0x2f, 0x7f, 0x80, 0x7f, 0x7f, 0x7e}));
+  EXPECT_EQ(cast(DataType::kFloat8E4M3FNUZ, 1),
+            (std::vector<uint8_t>{0x37, 0x7f, 0x00, 0x7f, 0x80, 0x7f}));
+  EXPECT_EQ(cast(DataType::kFloat8E5M2, 0),
+            (std::vector<uint8_t>{0x38, 0x7c, 0x80, 0x7c, 0x7e, 0x5f}));
+}
+
+TEST(Cast, Int4PacksLowNibbleFirstAndWraps) {
+  const Tensor x = test::floatTensor({3}, {-9.0f, -8.0f, 7.0f});
+  const Tensor y = run("Cast", {x}, test::attrs(Attribute::makeInt("to", 22)))[0];
+  EXPECT_EQ(bytesOf(y), (std::vector<uint8_t>{0x87, 0x07}));
+  const Tensor back = run("Cast", {y}, test::attrs(Attribute::makeInt("to", 1)))[0];
+  EXPECT_EQ(back.at<float>(0), 7.0f);
+  EXPECT_EQ(back.at<float>(1), -8.0f);
+  EXPECT_EQ(back.at<float>(2), 7.0f);
+}
+
+TEST(Cast, StringsParseSpecialValuesAndFormatShortest) {
+  Tensor s(DataType::kString, {5});
+  s.mutableStrings() = {"INF", "-inf", "NaN", "1.5", "+INF"};
+  const Tensor f = run("Cast", {s}, test::attrs(Attribute::makeInt("to", 1)))[0];
+  EXPECT_TRUE(std::isinf(f.at<float>(0)) && f.at<float>(0) > 0);
+  EXPECT_TRUE(std::isinf(f.at<float>(1)) && f.at<float>(1) < 0);
+  EXPECT_TRUE(std::isnan(f.at<float>(2)));
+  EXPECT_EQ(f.at<float>(3), 1.5f);
+  EXPECT_TRUE(std::isinf(f.at<float>(4)));
+  const Tensor x = test::floatTensor({3}, {0.1f, 314.15926f, -2.0f});
+  const Tensor t = run("Cast", {x}, test::attrs(Attribute::makeInt("to", 8)))[0];
+  EXPECT_EQ(t.strings(), (std::vector<std::string>{"0.1", "314.15927", "-2"}));
+  Tensor big(DataType::kString, {1});
+  big.mutableStrings() = {"9007199254740993"};
+  const Tensor i = run("Cast", {big}, test::attrs(Attribute::makeInt("to", 7)))[0];
+  EXPECT_EQ(i.at<int64_t>(0), int64_t{9007199254740993});
+}
+
+TEST(Cast, RejectsTypesNewerThanTheOpset) {
+  const Tensor x = test::floatTensor({1}, {1.0f});
+  EXPECT_THROW(run("Cast", {x}, test::attrs(Attribute::makeInt("to", 17)), 17), Error);
+  EXPECT_THROW(run("Cast", {x}, test::attrs(Attribute::makeInt("to", 99)), 21), Error);
+}
+
+TEST(Cast, QuantizeBlockedAndDequantizePerAxis) {
+  // x [2, 4], blocks of 2 along axis 1: scale [2, 2].
+  const Tensor x = test::floatTensor({2, 4}, {1, 2, 3, 4, -1, -2, -3, -40});
+  const Tensor s = test::floatTensor({2, 2}, {1, 2, 0.5f, 4});
+  Tensor zp(DataType::kInt8, {2, 2});
+  const Tensor y =
+      run("QuantizeLinear", {x, s, zp},
+          test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("block_size", 2)))[0];
+  ASSERT_EQ(y.dtype(), DataType::kInt8);
+  const std::vector<int8_t> want{1, 2, 2, 2, -2, -4, -1, -10};
+  EXPECT_EQ(std::vector<int8_t>(y.bytes(), y.bytes() + 8), want);
+  // Per-axis dequantize of uint8 along axis 0.
+  const Tensor q = bytesTensor(DataType::kUint8, {2, 2}, {10, 20, 30, 40});
+  const Tensor ds = test::floatTensor({2}, {0.5f, 2.0f});
+  const Tensor dz = bytesTensor(DataType::kUint8, {2}, {10, 20});
+  const Tensor d =
+      run("DequantizeLinear", {q, ds, dz}, test::attrs(Attribute::makeInt("axis", 0)))[0];
+  EXPECT_EQ(d.at<float>(0), 0.0f);
+  EXPECT_EQ(d.at<float>(1), 5.0f);
+  EXPECT_EQ(d.at<float>(2), 20.0f);
+  EXPECT_EQ(d.at<float>(3), 40.0f);
+  // A wrong blocked scale shape is reported.
+  const Tensor bad = test::floatTensor({2, 3}, {1, 1, 1, 1, 1, 1});
+  EXPECT_THROW(run("QuantizeLinear", {x, bad},
+                   test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("block_size", 2))),
+               Error);
+}
+
+TEST(Cast, DynamicQuantizeLinear) {
+  const Tensor x = test::floatTensor({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f});
+  const std::vector<Tensor> out = run("DynamicQuantizeLinear", {x}, {}, 11, 3);
+  EXPECT_NEAR(out[1].at<float>(0), 0.019607844f, 1e-9);
+  EXPECT_EQ(out[2].at<uint8_t>(0), 153);
+  const std::vector<uint8_t> want{153, 255, 0, 26, 221, 179};
+  EXPECT_EQ(bytesOf(out[0]), want);
+}
+
+TEST(Cast, CastKeepsSymbolicShapeValues) {
+  test::ModelBuilder b(17);
+  Value* s = b.input("s", DataType::kInt64, {2});
+  Node* n = b.node("Cast", {s}, 1, test::attrs(Attribute::makeInt("to", 7)));
+  InferContext ic(*n, 17, 1, 1);
+  const Type ts = Type::tensor(DataType::kInt64, kernels::shapeOf({2}));
+  const SymbolicValue sym = {Dim::symbol("batch"), Dim::known(3)};
+  ic.input_types = {&ts};
+  ic.input_symbolic = {&sym};
+  OpRegistry::instance().find("", "Cast", 17)->infer(ic);
+  ASSERT_TRUE(ic.output_symbolic[0].has_value());
+  EXPECT_EQ((*ic.output_symbolic[0])[0].param, "batch");
+}
+
+}  // namespace
+}  // namespace onnxfold

@@ -1,0 +1,113 @@
+// Tests of the shape family: Shape/Size values and symbolic values,
+// Constant attributes, ConstantOfShape on symbolic shapes, Range counts.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "kernels/common.h"
+#include "kernels/op_registry.h"
+#include "test_util.h"
+
+namespace onnxfold {
+namespace {
+
+std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
+                        std::vector<Attribute> attrs = {}, int64_t opset = 21) {
+  test::ModelBuilder b(opset);
+  std::vector<Value*> vals;
+  std::vector<const Tensor*> ptrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    ins[i].name = "in" + std::to_string(i);
+    vals.push_back(b.initializer(ins[i]));
+  }
+  for (const Tensor& t : ins)
+    ptrs.push_back(&t);
+  Node* n = b.node(op, vals, 1, std::move(attrs));
+  return evaluateNode(*n, opset, ptrs);
+}
+
+std::vector<int64_t> ints(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v.push_back(t.at<int64_t>(static_cast<size_t>(i)));
+  return v;
+}
+
+TEST(ShapeOps, ShapeOfSymbolicInputIsSymbolic) {
+  test::ModelBuilder b(17);
+  Value* x = b.input("x", DataType::kFloat, {-1, 3, 5});
+  Node* n = b.node("Shape", {x}, 1,
+                   test::attrs(Attribute::makeInt("start", 0), Attribute::makeInt("end", -1)));
+  InferContext ic(*n, 17, 1, 1);
+  ic.input_types = {&x->type};
+  OpRegistry::instance().find("", "Shape", 17)->infer(ic);
+  ASSERT_TRUE(ic.output_symbolic[0].has_value());
+  const SymbolicValue& v = *ic.output_symbolic[0];
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_FALSE(v[0].isKnown());
+  EXPECT_EQ(v[0].param, x->type.shape->dims[0].param);
+  EXPECT_EQ(v[1].value, 3);
+  EXPECT_EQ(ic.output_types[0].shape->dims[0].value, 2);
+  EXPECT_FALSE(ic.output_values[0].has_value());
+}
+
+TEST(ShapeOps, ShapeAndSizeOfStaticInputAreConstants) {
+  const Tensor x = test::floatTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(ints(run("Shape", {x})[0]), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ints(run("Shape", {x}, test::attrs(Attribute::makeInt("start", -1)))[0]),
+            (std::vector<int64_t>{3}));
+  EXPECT_EQ(ints(run("Shape", {x}, test::attrs(Attribute::makeInt("start", 5)))[0]),
+            (std::vector<int64_t>{}));
+  const Tensor s = run("Size", {x})[0];
+  EXPECT_EQ(s.rank(), 0u);
+  EXPECT_EQ(s.at<int64_t>(0), 6);
+}
+
+TEST(ShapeOps, ConstantAttributes) {
+  EXPECT_EQ(ints(run("Constant", {}, test::attrs(Attribute::makeInts("value_ints", {4, 5})))[0]),
+            (std::vector<int64_t>{4, 5}));
+  const Tensor f = run("Constant", {}, test::attrs(Attribute::makeFloat("value_float", 2.5f)))[0];
+  EXPECT_EQ(f.rank(), 0u);
+  EXPECT_EQ(f.at<float>(0), 2.5f);
+  EXPECT_THROW(run("Constant", {}, {}), Error);
+}
+
+TEST(ShapeOps, ConstantOfShapeKeepsSymbolicDims) {
+  test::ModelBuilder b(17);
+  Value* s = b.input("s", DataType::kInt64, {2});
+  Node* n = b.node("ConstantOfShape", {s});
+  InferContext ic(*n, 17, 1, 1);
+  const SymbolicValue sym = {Dim::symbol("batch"), Dim::known(7)};
+  ic.input_types = {&s->type};
+  ic.input_symbolic = {&sym};
+  OpRegistry::instance().find("", "ConstantOfShape", 17)->infer(ic);
+  const Type& t = ic.output_types[0];
+  EXPECT_EQ(t.elem_type, DataType::kFloat);
+  ASSERT_TRUE(t.shape.has_value());
+  EXPECT_EQ(t.shape->dims[0].param, "batch");
+  EXPECT_EQ(t.shape->dims[1].value, 7);
+  const Tensor full = run("ConstantOfShape", {test::int64Tensor({2}, {2, 2})})[0];
+  EXPECT_EQ(full.dims(), (std::vector<int64_t>{2, 2}));
+}
+
+TEST(ShapeOps, RangeCounts) {
+  auto scalar = [](int64_t v) {
+    Tensor t = test::int64Tensor({1}, {v});
+    t.reshape({});
+    return t;
+  };
+  EXPECT_EQ(ints(run("Range", {scalar(10), scalar(4), scalar(-2)})[0]),
+            (std::vector<int64_t>{10, 8, 6}));
+  EXPECT_EQ(ints(run("Range", {scalar(3), scalar(9), scalar(3)})[0]), (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(run("Range", {scalar(3), scalar(1), scalar(1)})[0].numElements(), 0);
+  EXPECT_THROW(run("Range", {scalar(0), scalar(1), scalar(0)}), Error);
+}
+
+TEST(ShapeOps, EyeLikeOffDiagonal) {
+  const Tensor x = test::floatTensor({2, 3}, {0, 0, 0, 0, 0, 0});
+  const Tensor y = run("EyeLike", {x},
+                       test::attrs(Attribute::makeInt("k", 1), Attribute::makeInt("dtype", 7)))[0];
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{0, 1, 0, 0, 0, 1}));
+}
+
+}  // namespace
+}  // namespace onnxfold
