@@ -8,6 +8,7 @@ std::vector<PassFactory> builtinPassFactories() {
           createFoldConstants,
           createInferShapes,
           createFreeze,
+          createFreezingPatterns,
           createPoolConstants,
           createEliminateCommonSubexpressions};
 }

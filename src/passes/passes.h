@@ -8,12 +8,13 @@
 
 namespace onnxfold {
 
-std::unique_ptr<Pass> createDeadCodeElimination();  // dead_code_elimination.cpp
-std::unique_ptr<Pass> createEliminateIdentity();    // eliminate_identity.cpp
-std::unique_ptr<Pass> createFoldConstants();        // fold_constants.cpp
-std::unique_ptr<Pass> createInferShapes();          // infer_shapes.cpp
-std::unique_ptr<Pass> createFreeze();               // freeze.cpp
-std::unique_ptr<Pass> createPoolConstants();        // pool_constants.cpp
+std::unique_ptr<Pass> createDeadCodeElimination();            // dead_code_elimination.cpp
+std::unique_ptr<Pass> createEliminateIdentity();              // eliminate_identity.cpp
+std::unique_ptr<Pass> createFoldConstants();                  // fold_constants.cpp
+std::unique_ptr<Pass> createInferShapes();                    // infer_shapes.cpp
+std::unique_ptr<Pass> createFreeze();                         // freeze.cpp
+std::unique_ptr<Pass> createFreezingPatterns();               // freezing_patterns.cpp
+std::unique_ptr<Pass> createPoolConstants();                  // pool_constants.cpp
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cpp
 
 // Every built-in pass, for the registry.

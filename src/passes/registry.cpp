@@ -46,8 +46,8 @@ std::vector<std::string> registeredPasses() {
 
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> p;
-  for (const char* name :
-       {"freeze", "fold-constants", "eliminate-identity", "cse", "pool-constants", "dce"}) {
+  for (const char* name : {"freeze", "fold-constants", "freezing-patterns", "eliminate-identity",
+                           "cse", "pool-constants", "dce"}) {
     if (table().count(name)) p.emplace_back(name);
   }
   return p;

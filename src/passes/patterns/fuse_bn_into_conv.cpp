@@ -1,0 +1,150 @@
+// Conv (or ConvTranspose) followed by BatchNormalization in inference mode
+// becomes one Conv with folded weights and bias.
+//
+// Before:  %c = Conv(%x, %W, %B); %y = BatchNormalization(%c, %scale, %bias, %mean, %var)
+// After:   %y = Conv(%x, %W', %B')
+//
+// Conditions: BN in inference mode (training_mode = 0, no mean/var outputs in
+// use); W, B, scale, bias, mean and var are constants; float32 or float64; the
+// Conv output feeds only the BN. Algebra, per output channel m:
+//   s[m] = scale[m] / sqrt(var[m] + epsilon)
+//   W'[m, ...] = W[m, ...] * s[m]          (ConvTranspose: W[:, m mod M/g, ...] of group m / (M/g))
+//   B'[m] = (B[m] - mean[m]) * s[m] + bias[m]      (B = 0 when absent)
+#include <cmath>
+
+#include "passes/patterns/patterns.h"
+
+namespace onnxfold {
+
+namespace patterns {
+
+const Tensor* constantOf(const Value* v) {
+  return v != nullptr && v->isConstant() && v->initializer()->isLoaded() ? v->initializer()
+                                                                         : nullptr;
+}
+
+double floatAt(const Tensor& t, size_t i) {
+  return t.dtype() == DataType::kDouble ? t.at<double>(i) : static_cast<double>(t.at<float>(i));
+}
+
+Tensor floatTensorLike(DataType dtype, std::vector<int64_t> dims,
+                       const std::vector<double>& values) {
+  Tensor t(dtype, std::move(dims));
+  uint8_t* out = t.mutableBytes();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DataType::kDouble) {
+      std::memcpy(out + i * 8, &values[i], 8);
+    } else {
+      const auto f = static_cast<float>(values[i]);
+      std::memcpy(out + i * 4, &f, 4);
+    }
+  }
+  return t;
+}
+
+}  // namespace patterns
+
+namespace {
+
+using patterns::constantOf;
+using patterns::floatAt;
+
+std::string inferenceModeBn(const Model&, const Chain& c) {
+  const Node* bn = c[1];
+  if (bn->attrInt("training_mode", 0) != 0) return "BatchNormalization is in training mode";
+  if (bn->attrInt("spatial", 1) != 1) return "BatchNormalization is not spatial";
+  for (size_t i = 1; i < bn->numOutputs(); ++i) {
+    const Value* v = bn->output(i);
+    if (v != nullptr && (v->hasUses() || v->isGraphOutput()))
+      return "BatchNormalization statistics are used";
+  }
+  for (size_t i = 1; i <= 4; ++i) {
+    if (constantOf(bn->input(i)) == nullptr)
+      return "BatchNormalization parameters are not constant";
+  }
+  return "";
+}
+
+std::string constantConvWeights(const Model&, const Chain& c) {
+  const Node* conv = c[0];
+  const Tensor* w = constantOf(conv->input(1));
+  if (w == nullptr || w->rank() < 3) return "Conv weight is not a constant of rank >= 3";
+  if (w->dtype() != DataType::kFloat && w->dtype() != DataType::kDouble)
+    return "not float32/float64";
+  if (conv->input(2) != nullptr && constantOf(conv->input(2)) == nullptr)
+    return "Conv bias is not constant";
+  const Node* bn = c[1];
+  const bool transpose = conv->op_type == "ConvTranspose";
+  const int64_t group = conv->attrInt("group", 1);
+  const int64_t channels = transpose ? w->dims()[1] * group : w->dims()[0];
+  for (size_t i = 1; i <= 4; ++i) {
+    const Tensor* p = constantOf(bn->input(i));
+    if (p->dtype() != w->dtype() || p->numElements() != channels)
+      return "BN parameter shapes do not match";
+  }
+  return "";
+}
+
+void fold(const Chain& c, Rewriter& rw) {
+  Node* conv = c[0];
+  Node* bn = c[1];
+  const Tensor& w = *constantOf(conv->input(1));
+  const Tensor* b = constantOf(conv->input(2));
+  const Tensor& scale = *constantOf(bn->input(1));
+  const Tensor& bias = *constantOf(bn->input(2));
+  const Tensor& mean = *constantOf(bn->input(3));
+  const Tensor& var = *constantOf(bn->input(4));
+  const double eps = bn->attrFloat("epsilon", 1e-5f);
+  const bool transpose = conv->op_type == "ConvTranspose";
+  const int64_t group = conv->attrInt("group", 1);
+  const int64_t channels = scale.numElements();
+
+  std::vector<double> s(static_cast<size_t>(channels)), nb(static_cast<size_t>(channels));
+  for (size_t m = 0; m < s.size(); ++m) {
+    s[m] = floatAt(scale, m) / std::sqrt(floatAt(var, m) + eps);
+    nb[m] = ((b ? floatAt(*b, m) : 0.0) - floatAt(mean, m)) * s[m] + floatAt(bias, m);
+  }
+  // Output channel of each weight element: dim 0 for Conv; for ConvTranspose,
+  // dim 1 within each group of dim 0.
+  const auto& d = w.dims();
+  const int64_t inner = w.numElements() / (d[0] * d[1]);
+  std::vector<double> nw(static_cast<size_t>(w.numElements()));
+  for (int64_t i0 = 0; i0 < d[0]; ++i0) {
+    for (int64_t i1 = 0; i1 < d[1]; ++i1) {
+      const int64_t m = transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0;
+      for (int64_t k = 0; k < inner; ++k) {
+        const auto idx = static_cast<size_t>((i0 * d[1] + i1) * inner + k);
+        nw[idx] = floatAt(w, idx) * s[static_cast<size_t>(m)];
+      }
+    }
+  }
+  Value* new_w =
+      rw.constant(patterns::floatTensorLike(w.dtype(), d, nw), conv->input(1)->name() + "_bn");
+  Value* new_b =
+      rw.constant(patterns::floatTensorLike(w.dtype(), {channels}, nb),
+                  (conv->input(2) ? conv->input(2)->name() : conv->input(1)->name()) + "_bn_bias");
+  conv->setInput(1, new_w);
+  if (conv->numInputs() < 3)
+    conv->addInput(new_b);
+  else
+    conv->setInput(2, new_b);
+  rw.modified(conv);
+  rw.replaceNode(bn, {conv->output(0)});
+}
+
+}  // namespace
+
+void addFuseBatchNormPatterns(PatternList& out) {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    ChainSpec spec;
+    spec.name =
+        std::string("fuse-bn-into-") + (std::string(op) == "Conv" ? "conv" : "conv-transpose");
+    spec.ops = {op, "BatchNormalization"};
+    spec.benefit = 2;
+    spec.constraints = {inferenceModeBn, constantConvWeights};
+    spec.build = fold;
+    out.push_back(makeChainPattern(std::move(spec)));
+  }
+}
+
+}  // namespace onnxfold

@@ -1,0 +1,214 @@
+#include "passes/rewrite.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+
+namespace onnxfold {
+
+// ----------------------------------------------------------------- Rewriter
+
+Node* Rewriter::create(const std::string& op_type, const std::vector<Value*>& inputs,
+                       size_t num_outputs, Node* before) {
+  Node* n = graph_.createNode(op_type, inputs, num_outputs);
+  graph_.insertBefore(before, n);
+  touched_.push_back(n);
+  return n;
+}
+
+Value* Rewriter::constant(Tensor t, const std::string& base) {
+  t.name = graph_.uniqueName(base);
+  return graph_.addInitializer(std::move(t));
+}
+
+void Rewriter::touchUsers(Value* v) {
+  for (Node* u : v->users())
+    touched_.push_back(u);
+}
+
+void Rewriter::replaceValue(Value* from, Value* to) {
+  if (from == to) return;
+  touchUsers(from);
+  if (from->isGraphOutput()) {
+    if (to->producer() != nullptr && to->graph() == &graph_ && !to->isGraphOutput()) {
+      graph_.replaceOutput(from, to);
+    } else {
+      // `to` cannot take the output's name (an input, an initializer, another output):
+      // an Identity carries it.
+      Node* id = graph_.createNode("Identity", {to}, 1);
+      if (from->producer() != nullptr)
+        graph_.insertBefore(from->producer(), id);
+      else
+        graph_.appendNode(id);
+      id->output(0)->type = from->type;
+      graph_.replaceOutput(from, id->output(0));
+      touched_.push_back(id);
+    }
+  }
+  from->replaceAllUsesWith(to);
+  if (to->producer() != nullptr) touched_.push_back(to->producer());
+}
+
+void Rewriter::replaceNode(Node* n, const std::vector<Value*>& values) {
+  for (size_t i = 0; i < n->numOutputs() && i < values.size(); ++i) {
+    if (n->output(i) != nullptr && values[i] != nullptr) replaceValue(n->output(i), values[i]);
+  }
+  erase(n);
+}
+
+void Rewriter::erase(Node* n) {
+  for (Value* v : n->inputs()) {
+    if (v != nullptr && v->producer() != nullptr) touched_.push_back(v->producer());
+  }
+  erased_.insert(n);
+  graph_.eraseNode(n);
+}
+
+void Rewriter::modified(Node* n) {
+  touched_.push_back(n);
+}
+
+// ----------------------------------------------------------------- chain patterns
+
+namespace {
+
+class ChainPattern : public RewritePattern {
+ public:
+  explicit ChainPattern(ChainSpec spec)
+      : RewritePattern(spec.name, spec.ops.back(), spec.benefit), spec_(std::move(spec)) {}
+
+  bool match(const Model& model, Node& root, std::string& why) const override {
+    chain_.assign(spec_.ops.size(), nullptr);
+    chain_.back() = &root;
+    // Walk from the root back to the first op: each producer feeds only the next node.
+    for (size_t k = spec_.ops.size() - 1; k > 0; --k) {
+      Node* next = chain_[k];
+      Node* prev = nullptr;
+      const size_t n_in =
+          spec_.any_input ? next->numInputs() : std::min<size_t>(1, next->numInputs());
+      for (size_t i = 0; i < n_in && prev == nullptr; ++i) {
+        Value* in = next->input(i);
+        if (in == nullptr || in->producer() == nullptr) continue;
+        Node* p = in->producer();
+        if (p->graph() == root.graph() && p->isOp(spec_.ops[k - 1]) && hasSingleUse(in)) prev = p;
+      }
+      if (prev == nullptr) {
+        why = spec_.ops[k - 1] + " does not feed " + spec_.ops[k] + " alone";
+        return false;
+      }
+      chain_[k - 1] = prev;
+    }
+    for (const auto& c : spec_.constraints) {
+      why = c(model, chain_);
+      if (!why.empty()) return false;
+    }
+    return true;
+  }
+
+  void rewrite(Node&, Rewriter& rw) const override { spec_.build(chain_, rw); }
+
+ private:
+  ChainSpec spec_;
+  mutable Chain chain_;  // the last match, handed from match() to rewrite()
+};
+
+bool isDead(const Node* n) {
+  for (const Value* v : n->outputs()) {
+    if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<RewritePattern> makeChainPattern(ChainSpec spec) {
+  return std::make_unique<ChainPattern>(std::move(spec));
+}
+
+bool isStaticTensor(const Value* v) {
+  return v != nullptr && v->type.kind == Type::Kind::kTensor && v->type.shape &&
+         v->type.shape->isStatic();
+}
+
+std::vector<int64_t> staticDimsOf(const Value* v) {
+  std::vector<int64_t> d;
+  for (const Dim& x : v->type.shape->dims)
+    d.push_back(x.value);
+  return d;
+}
+
+bool hasSingleUse(const Value* v) {
+  return v->hasOneUse() && !v->isGraphOutput();
+}
+
+// ----------------------------------------------------------------- driver
+
+DriverResult applyPatternsGreedily(Model& model, Graph& graph,
+                                   const std::vector<std::unique_ptr<RewritePattern>>& patterns,
+                                   PassContext& ctx) {
+  std::unordered_map<std::string, std::vector<const RewritePattern*>> by_root;
+  for (const auto& p : patterns)
+    by_root[p->rootOp()].push_back(p.get());
+  for (auto& [op, list] : by_root) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const RewritePattern* a, const RewritePattern* b) {
+                       return a->benefit() > b->benefit();
+                     });
+  }
+
+  DriverResult result;
+  std::deque<Node*> worklist;
+  std::unordered_set<Node*> queued;
+  for (Node* n : graph.nodes()) {
+    worklist.push_back(n);
+    queued.insert(n);
+  }
+  // Each rewrite removes or simplifies something; the cap guards against patterns that undo each
+  // other.
+  const size_t cap = 10 * (graph.numNodes() + 16);
+  while (!worklist.empty()) {
+    Node* n = worklist.front();
+    worklist.pop_front();
+    queued.erase(n);
+    Rewriter rw(model, graph);
+    if (isDead(n)) {
+      rw.erase(n);
+      ctx.count("dead nodes erased");
+      result.changed = true;
+    } else {
+      auto it = by_root.find(n->op_type);
+      if (it == by_root.end() || !n->isDefaultDomain()) continue;
+      for (const RewritePattern* p : it->second) {
+        std::string why;
+        if (!p->match(model, *n, why)) continue;
+        p->rewrite(*n, rw);
+        ctx.count("pattern " + p->name());
+        result.changed = true;
+        ++result.rewrites;
+        break;
+      }
+    }
+    for (Node* t : rw.takeTouched()) {
+      if (rw.erased().count(t) || queued.count(t)) continue;
+      worklist.push_back(t);
+      queued.insert(t);
+    }
+    // Erased nodes may still sit in the worklist: drop them.
+    if (!rw.erased().empty()) {
+      worklist.erase(std::remove_if(worklist.begin(), worklist.end(),
+                                    [&](Node* x) { return rw.erased().count(x) > 0; }),
+                     worklist.end());
+      for (Node* x : rw.erased())
+        queued.erase(x);
+    }
+    if (result.rewrites > cap) {
+      result.converged = false;
+      ctx.note("pattern driver stopped after " + std::to_string(result.rewrites) +
+               " rewrites without converging");
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace onnxfold
