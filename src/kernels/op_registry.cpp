@@ -118,6 +118,10 @@ OpRegistry::OpRegistry() {
   registerIndexingOps(*this);
   registerNormalizationOps(*this);
   registerShapeOps(*this);
+  registerAttentionOps(*this);
+  registerImageOps(*this);
+  registerRecurrentOps(*this);
+  registerSignalOps(*this);
   registerMiscOps(*this);
 }
 

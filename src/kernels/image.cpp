@@ -1,0 +1,8 @@
+// image op family: see op_registry.h for the contract of infer() and compute().
+#include "kernels/common.h"
+
+namespace onnxfold {
+
+void registerImageOps(OpRegistry& r) { (void)r; }
+
+}  // namespace onnxfold

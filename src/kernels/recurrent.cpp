@@ -1,0 +1,8 @@
+// recurrent op family: see op_registry.h for the contract of infer() and compute().
+#include "kernels/common.h"
+
+namespace onnxfold {
+
+void registerRecurrentOps(OpRegistry& r) { (void)r; }
+
+}  // namespace onnxfold
