@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   int64_t threshold = -1;
   std::string ext_location;
   onnxfold::Options options;
-  bool quiet = false;
+  bool quiet = false, explain = false;
   opt->add_option("input", in_path, "The model to optimize (never modified)")->required();
   opt->add_option("-o,--output", out_path, "Where to write the result (atomically)")->required();
   opt->add_option("--passes", passes,
@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   opt->add_flag("--verify", options.verify_each, "Run the IR verifier after every pass");
   opt->add_option("--report", report_path, "Write the JSON report to this file");
   opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
+  opt->add_flag("--explain", explain,
+                "List the nodes that were not folded, and why (also in the --report JSON)");
 
   // passes
   auto* list = app.add_subcommand("passes", "List the available passes and the default pipeline");
@@ -139,8 +141,13 @@ int main(int argc, char** argv) {
     }
     bar.finish();
     if (!report_path.empty()) writeTextFile(report_path, r.toJson() + "\n");
-    for (const std::string& w : r.warnings)
-      std::cerr << "onnxfold: warning: " << w << "\n";
+    for (const std::string& w : r.warnings) std::cerr << "onnxfold: warning: " << w << "\n";
+    if (explain) {
+      std::cout << r.not_folded.size() << " nodes not folded:\n";
+      for (const onnxfold::NodeNote& n : r.not_folded) {
+        std::cout << "  " << n.node << " (" << n.op_type << "): " << n.reason << "\n";
+      }
+    }
     if (!quiet) {
       std::printf("%s: %zu -> %zu nodes, %zu -> %zu initializers, %s -> %s, %.0f ms\n",
                   out_path.c_str(), r.before.nodes, r.after.nodes, r.before.initializers,
