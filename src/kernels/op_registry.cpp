@@ -122,6 +122,7 @@ OpRegistry::OpRegistry() {
   registerImageOps(*this);
   registerRecurrentOps(*this);
   registerSignalOps(*this);
+  registerControlFlowOps(*this);
   registerMiscOps(*this);
 }
 

@@ -156,6 +156,7 @@ class FoldConstants : public Pass {
           changed = true;
           continue;
         }
+        prop.seedSubgraphInputs(*n);
         n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(sg, prop, ctx, false); });
         prop.inferNode(*n);
         if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");

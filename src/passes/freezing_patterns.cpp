@@ -1,9 +1,18 @@
 // freezing-patterns: applies the freezing rewrite patterns with the greedy
 // pattern driver (rewrite.h), in every graph including subgraphs.
 //
-// The patterns (src/passes/patterns/): Conv/ConvTranspose + inference
-// BatchNormalization. Each pattern documents its Before/After, conditions and
-// algebra in its file, and leaves the graph alone when unsure.
+// The patterns (src/passes/patterns/), one family per file:
+//   fuse_bn_into_conv.cpp              Conv/ConvTranspose + inference BatchNormalization
+//   fuse_add_into_conv.cpp             Conv/ConvTranspose + per-channel constant Add -> bias
+//   fuse_mul_into_conv.cpp             Conv/ConvTranspose + per-channel constant Mul -> weights
+//   fuse_matmul_add_into_gemm.cpp      2-D MatMul + bias Add -> Gemm
+//   fuse_transposes.cpp                Transpose + Transpose -> one (or none)
+//   fuse_reshapes.cpp                  Reshape chains -> one; Reshape to x's shape -> none
+//   cancel_squeeze_unsqueeze.cpp       Squeeze/Unsqueeze of the same axes -> none
+//   eliminate_noops.cpp                Cast/Expand/Pad/Slice/Identity/Dropout/Concat/Split no-ops
+//   eliminate_arithmetic_identities.cpp  x*1, x+0, x-0, x/1
+// Each pattern documents its Before/After, conditions and algebra in its file,
+// and leaves the graph alone when unsure.
 #include "passes/passes.h"
 #include "passes/patterns/patterns.h"
 
@@ -15,12 +24,21 @@ class FreezingPatterns : public Pass {
  public:
   std::string_view name() const override { return "freezing-patterns"; }
   std::string_view description() const override {
-    return "Conv+BatchNorm folding and other freezing rewrites, by one pattern driver";
+    return "Conv+BatchNorm/Add/Mul folding, MatMul+Add to Gemm, no-op and identity removal, by one "
+           "pattern driver";
   }
 
   bool run(Model& model, PassContext& ctx) override {
     PatternList patterns;
     addFuseBatchNormPatterns(patterns);
+    addFuseAddIntoConvPatterns(patterns);
+    addFuseMulIntoConvPatterns(patterns);
+    addFuseMatMulAddPatterns(patterns);
+    addFuseTransposesPatterns(patterns);
+    addFuseReshapesPatterns(patterns);
+    addCancelSqueezeUnsqueezePatterns(patterns);
+    addEliminateNoOpPatterns(patterns);
+    addArithmeticIdentityPatterns(patterns);
     bool changed = false;
     forEachGraph(model, [&](Graph& g) {
       changed |= applyPatternsGreedily(model, g, patterns, ctx).changed;

@@ -35,6 +35,7 @@ class InferShapes : public Pass {
   bool walk(Graph& g, Propagation& prop, PassContext& ctx) {
     bool changed = false;
     for (Node* n : g.nodes()) {
+      prop.seedSubgraphInputs(*n);
       n->forEachSubgraph([&](Graph& sg) { changed |= walk(sg, prop, ctx); });
       std::vector<Type> before;
       for (const Value* v : n->outputs())

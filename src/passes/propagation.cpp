@@ -100,6 +100,41 @@ void Propagation::mergeType(Value* v, const Type& inferred) {
   }
 }
 
+void Propagation::seedSubgraphInputs(Node& node) {
+  const Attribute* a = node.attr("body");
+  if (a == nullptr || !a->g || !node.isDefaultDomain()) return;
+  Graph& body = *a->g;
+  auto seed = [](Value* formal, Type t) {
+    if (formal->type.isNone()) formal->type = std::move(t);
+  };
+  const std::vector<Value*>& formals = body.inputs();
+  if (node.op_type == "Loop") {
+    Shape scalar;
+    if (formals.size() > 0) seed(formals[0], Type::tensor(DataType::kInt64, scalar));
+    if (formals.size() > 1) seed(formals[1], Type::tensor(DataType::kBool, scalar));
+    for (size_t i = 2; i < formals.size() && i < node.numInputs(); ++i) {
+      if (node.input(i) != nullptr) seed(formals[i], node.input(i)->type);
+    }
+  } else if (node.op_type == "Scan" && opsetFor(*node.graph(), node.domain) >= 9) {
+    const int64_t m = node.attrInt("num_scan_inputs", 0);
+    const int64_t n_state = static_cast<int64_t>(node.numInputs()) - m;
+    const std::vector<int64_t> axes = node.attrInts("scan_input_axes");
+    for (size_t i = 0; i < formals.size() && i < node.numInputs(); ++i) {
+      const Value* actual = node.input(i);
+      if (actual == nullptr) continue;
+      Type t = actual->type;
+      const auto k = static_cast<int64_t>(i) - n_state;
+      if (k >= 0 && t.kind == Type::Kind::kTensor && t.shape && t.shape->rank() > 0) {
+        int64_t axis = static_cast<size_t>(k) < axes.size() ? axes[static_cast<size_t>(k)] : 0;
+        const auto rank = static_cast<int64_t>(t.shape->rank());
+        if (axis < 0) axis += rank;
+        if (axis >= 0 && axis < rank) t.shape->dims.erase(t.shape->dims.begin() + axis);
+      }
+      seed(formals[i], std::move(t));
+    }
+  }
+}
+
 NodeInference Propagation::inferNode(Node& node) {
   NodeInference r;
   r.opset = opsetFor(*node.graph(), node.domain);

@@ -44,6 +44,10 @@ class Propagation {
   // learns about the outputs (types are merged into Value::type).
   NodeInference inferNode(Node& node);
 
+  // Gives the formal inputs of a Loop or Scan body the types the node implies
+  // when the body does not declare them. Call before walking the body.
+  void seedSubgraphInputs(Node& node);
+
   // Facts known about `v` (constant initializers count as known values).
   const Fact* fact(const Value* v) const;
   const Tensor* knownValue(const Value* v) const;
