@@ -103,7 +103,7 @@ TEST(Cast, HalfToFloatHwyMatchesScalarForAllBitPatterns) {
     std::vector<float> a(n), b(n);
     kernels::halfToFloatScalar(in.data() + 1000, a.data(), n);
     kernels::halfToFloatHwy(in.data() + 1000, b.data(), n);
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), n * 4)) << "n=" << n;
+    EXPECT_TRUE(n == 0 || std::memcmp(a.data(), b.data(), n * 4) == 0) << "n=" << n;
   }
   std::vector<float> a(in.size()), b(in.size());
   kernels::halfToFloatScalar(in.data(), a.data(), in.size());

@@ -163,38 +163,37 @@ class FoldConstants : public Pass {
         continue;
       }
       const NodeInference inf = prop.inferNode(*n);
-      // Outputs whose content inference already knows (Constant, Shape of a static value).
+      // Outputs whose content propagation already knows (Constant, Shape of a
+      // static value, small all-constant subgraphs).
       bool all_known = n->numOutputs() > 0;
       for (const Value* v : n->outputs()) {
-        if (v != nullptr && prop.fact(v) == nullptr) all_known = false;
-        if (v != nullptr && prop.fact(v) != nullptr && !prop.fact(v)->value) all_known = false;
+        if (v != nullptr && (prop.fact(v) == nullptr || !prop.fact(v)->value)) all_known = false;
       }
-      if (inf.ok && all_known && !(inf.entry->flags & kOpNondeterministic)) {
-        for (Value* v : n->outputs()) {
-          if (v == nullptr) continue;
-          replaceWithConstant(g, v, *prop.fact(v)->value);
-          prop.forget(v);  // the value dies with its node; its address may be reused
-        }
-        g.eraseNode(n);
-        ctx.count("nodes folded");
-        changed = true;
-        continue;
-      }
-      std::string why = whyNot(n, inf, prop, ctx);
-      if (!why.empty()) {
-        if (explain) ctx.explain(*n, std::move(why));
-        continue;
-      }
-      std::vector<const Tensor*> inputs;
-      for (const Value* v : n->inputs())
-        inputs.push_back(v ? prop.knownValue(v) : nullptr);
       std::vector<Tensor> outs;
-      try {
-        outs = evaluateNode(*n, inf.opset, inputs);
-      } catch (const std::exception& e) {
-        if (explain) ctx.explain(*n, std::string("evaluation failed: ") + e.what());
-        ctx.count("folds failed");
-        continue;
+      if (all_known && inf.ok) {
+        std::string why = guardWhyNot(n, inf, prop, ctx);
+        if (!why.empty()) {
+          if (explain) ctx.explain(*n, std::move(why));
+          continue;
+        }
+        for (const Value* v : n->outputs())
+          outs.push_back(v ? *prop.fact(v)->value : Tensor());
+      } else {
+        std::string why = whyNot(n, inf, prop, ctx);
+        if (!why.empty()) {
+          if (explain) ctx.explain(*n, std::move(why));
+          continue;
+        }
+        std::vector<const Tensor*> inputs;
+        for (const Value* v : n->inputs())
+          inputs.push_back(v ? prop.knownValue(v) : nullptr);
+        try {
+          outs = evaluateNode(*n, inf.opset, inputs);
+        } catch (const std::exception& e) {
+          if (explain) ctx.explain(*n, std::string("evaluation failed: ") + e.what());
+          ctx.count("folds failed");
+          continue;
+        }
       }
       int64_t added = 0;
       for (size_t i = 0; i < outs.size(); ++i) {
@@ -211,9 +210,8 @@ class FoldConstants : public Pass {
       }
       for (size_t i = 0; i < outs.size(); ++i) {
         if (Value* v = n->output(i)) {
-          Value* c = replaceWithConstant(g, v, std::move(outs[i]));
-          prop.forget(v);
-          (void)c;
+          replaceWithConstant(g, v, std::move(outs[i]));
+          prop.forget(v);  // the value dies with its node; its address may be reused
         }
       }
       if (allOutputsDead(n)) g.eraseNode(n);
@@ -223,9 +221,9 @@ class FoldConstants : public Pass {
     return changed;
   }
 
-  // Why `n` cannot be evaluated now; "" when it can.
-  static std::string whyNot(const Node* n, const NodeInference& inf, const Propagation& prop,
-                            const PassContext& ctx) {
+  // Reasons never to fold `n`, whatever is known of its inputs.
+  static std::string guardWhyNot(const Node* n, const NodeInference& inf, const Propagation& prop,
+                                 const PassContext& ctx) {
     if (inf.entry != nullptr && (inf.entry->flags & kOpNondeterministic)) return "nondeterministic";
     if (n->isOp("Dropout")) {
       // opset >= 12 takes training_mode as an input: training with a ratio above 0 is random.
@@ -245,6 +243,13 @@ class FoldConstants : public Pass {
     if (isProtectedDequantize(n, ctx)) {
       return "DequantizeLinear of an integer weight is kept for quantization";
     }
+    return "";
+  }
+
+  // Why `n` cannot be evaluated now; "" when it can.
+  static std::string whyNot(const Node* n, const NodeInference& inf, const Propagation& prop,
+                            const PassContext& ctx) {
+    if (std::string why = guardWhyNot(n, inf, prop, ctx); !why.empty()) return why;
     for (const Value* v : n->inputs()) {
       if (v != nullptr && prop.knownValue(v) == nullptr) {
         if (v->isGraphInput()) return "depends on graph input '" + v->name() + "'";

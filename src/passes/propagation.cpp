@@ -181,14 +181,32 @@ NodeInference Propagation::inferNode(Node& node) {
     return r;
   }
   r.ok = true;
+  bool missing_value = false;
   for (size_t i = 0; i < node.numOutputs(); ++i) {
     Value* v = node.output(i);
     if (v == nullptr) continue;
     mergeType(v, ic.output_types[i]);
     if (ic.output_values[i]) {
       facts_[v].value = std::move(*ic.output_values[i]);
-    } else if (ic.output_symbolic[i]) {
-      facts_[v].symbolic = std::move(*ic.output_symbolic[i]);
+    } else {
+      missing_value = true;
+      if (ic.output_symbolic[i]) facts_[v].symbolic = std::move(*ic.output_symbolic[i]);
+    }
+  }
+  // Constant propagation: a node whose inputs are all small known values is
+  // evaluated, so shape arithmetic (Size - axis -> ConstantOfShape) stays known.
+  if (missing_value && r.entry->compute != nullptr && !(r.entry->flags & kOpNondeterministic) &&
+      ic.allInputValuesKnown() && node.numInputs() > 0) {
+    try {
+      std::vector<Tensor> outs = evaluateNode(node, r.opset, ic.input_values);
+      for (size_t i = 0; i < node.numOutputs(); ++i) {
+        Value* v = node.output(i);
+        if (v != nullptr && outs[i].numElements() <= kMaxInferValueElements) {
+          facts_[v].value = std::move(outs[i]);
+        }
+      }
+    } catch (const std::exception&) {
+      // Not knowing the value is fine; the rule's types stand.
     }
   }
   return r;
