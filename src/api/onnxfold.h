@@ -75,6 +75,7 @@ struct ModelSummary {
   size_t initializers = 0;
   uint64_t initializer_bytes = 0;
   size_t external_initializers = 0;
+  size_t overridable_initializers = 0;  // initializers also listed as graph inputs
   size_t functions = 0;
   std::vector<ValueSummary> inputs;  // graph inputs that are not initializers
   std::vector<ValueSummary> outputs;

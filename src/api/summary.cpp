@@ -44,6 +44,7 @@ nlohmann::ordered_json summaryJson(const ModelSummary& s) {
   j["initializers"] = s.initializers;
   j["initializer_bytes"] = s.initializer_bytes;
   j["external_initializers"] = s.external_initializers;
+  j["overridable_initializers"] = s.overridable_initializers;
   j["functions"] = s.functions;
   auto io = [](const std::vector<ValueSummary>& vs) {
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
@@ -73,6 +74,7 @@ ModelSummary summarize(const Model& m) {
   s.functions = m.functions.size();
   for (const Value* v : m.graph->inputs()) {
     if (!v->isInitializer()) s.inputs.push_back({v->name(), toString(v->type)});
+    else ++s.overridable_initializers;
   }
   for (const Value* v : m.graph->outputs())
     s.outputs.push_back({v->name(), toString(v->type)});
@@ -98,6 +100,7 @@ std::string ModelSummary::toText() const {
     os << "  " << v.name << ": " << v.type << "\n";
   os << "initializers: " << initializers << " (" << humanBytes(initializer_bytes);
   if (external_initializers) os << ", " << external_initializers << " external";
+  if (overridable_initializers) os << ", " << overridable_initializers << " also graph inputs";
   os << ")\n";
   if (functions) os << "functions: " << functions << "\n";
   os << "nodes: " << nodes << "\n";
