@@ -255,6 +255,7 @@ NodeTestResult runNodeTest(const fs::path& dir) {
     }
     PassOptions po;
     po.size_budget = int64_t{1} << 40;  // test outputs may be larger than their inputs
+    po.constructor_budget = po.size_budget;
     po.fold_dequantize_weights = true;  // the inputs are data here, not weights to protect
     PassContext ctx(po);
     try {

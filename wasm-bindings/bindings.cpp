@@ -44,6 +44,7 @@ onnxfold::Options optionsFromJson(const std::string& text) {
   if (j.contains("passes")) o.passes = j["passes"].get<std::vector<std::string>>();
   if (j.contains("preserve")) o.preserve = j["preserve"].get<std::vector<std::string>>();
   if (j.contains("sizeBudget")) o.size_budget = j["sizeBudget"].get<int64_t>();
+  if (j.contains("constructorBudget")) o.constructor_budget = j["constructorBudget"].get<int64_t>();
   if (j.contains("foldDequantizeWeights")) o.fold_dequantize_weights = j["foldDequantizeWeights"].get<bool>();
   if (j.contains("maxIterations")) o.max_iterations = j["maxIterations"].get<int>();
   if (j.contains("verify")) o.verify_each = j["verify"].get<bool>();

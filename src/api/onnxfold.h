@@ -34,6 +34,8 @@ struct Options {
   std::vector<std::string> preserve;
   // Largest growth in bytes one constant fold may add to the model.
   int64_t size_budget = 1024;
+  // The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike).
+  int64_t constructor_budget = 64;
   // Fold DequantizeLinear of integer weights too (normally kept for quantization).
   bool fold_dequantize_weights = false;
   // Free-form pass settings ("pass.key" -> value).

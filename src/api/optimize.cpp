@@ -76,6 +76,7 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   PassOptions po;
   po.preserve = options.preserve;
   po.size_budget = options.size_budget;
+  po.constructor_budget = options.constructor_budget;
   po.fold_dequantize_weights = options.fold_dequantize_weights;
   po.extra = options.extra;
   t0 = std::chrono::steady_clock::now();

@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
   opt->add_option("--preserve", preserve, "Graph inputs (names or globs) freezing must keep");
   opt->add_option("--size-budget", options.size_budget,
                   "Largest growth in bytes one constant fold may add (default 1024)");
+  opt->add_option("--constructor-budget", options.constructor_budget,
+                  "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)");
   opt->add_option("--external-data-threshold", threshold,
                   "Write tensors of at least this many bytes to an external-data file");
   opt->add_option("--external-data-location", ext_location,
@@ -141,7 +143,8 @@ int main(int argc, char** argv) {
     }
     bar.finish();
     if (!report_path.empty()) writeTextFile(report_path, r.toJson() + "\n");
-    for (const std::string& w : r.warnings) std::cerr << "onnxfold: warning: " << w << "\n";
+    for (const std::string& w : r.warnings)
+      std::cerr << "onnxfold: warning: " << w << "\n";
     if (explain) {
       std::cout << r.not_folded.size() << " nodes not folded:\n";
       for (const onnxfold::NodeNote& n : r.not_folded) {

@@ -14,8 +14,9 @@
 //  - DequantizeLinear of an integer weight initializer, kept so quantization
 //    finalize can fuse it (option fold_dequantize_weights folds it);
 //  - folds that would grow the written model by more than the size budget, net
-//    of the constant inputs they make dead (PyTorch's skip_constructors: a
-//    ConstantOfShape or Expand that materializes a big tensor stays a node).
+//    of the constant inputs they make dead; constructors (ConstantOfShape,
+//    Expand, Tile, Range, EyeLike) have a smaller budget of their own
+//    (PyTorch's skip_constructors: materialized weights stay nodes).
 // If with a constant condition is replaced by the taken branch.
 //
 // Every node that stays gets an explanation in the report.
@@ -77,24 +78,40 @@ class FoldConstants : public Pass {
     return true;
   }
 
-  // Bytes the written model loses when `n` goes: constant inputs used only by n.
-  static int64_t freedBytes(const Node* n) {
+  // Bytes the written model loses when `n` goes: each constant input whose
+  // users can all be folded dies once they are, so each user is credited an
+  // equal share of it. (Three Slices of one weight then fold, the weight goes;
+  // a Transpose of a weight that a non-constant Gather also uses does not.)
+  static int64_t freedBytes(const Node* n, const Propagation& prop) {
     int64_t freed = 0;
     std::vector<const Value*> seen;
     for (const Value* v : n->inputs()) {
       if (v == nullptr || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
       seen.push_back(v);
       if (!v->isInitializer() || v->isGraphInput() || v->isGraphOutput()) continue;
-      bool only_here = true;
-      for (const Use& u : v->uses())
-        only_here = only_here && u.user == n;
-      if (only_here) freed += static_cast<int64_t>(v->initializer()->byteSize());
+      const std::vector<Node*> users = v->users();
+      bool all_foldable = true;
+      for (const Node* u : users) {
+        for (const Value* in : u->inputs()) {
+          all_foldable = all_foldable && (in == nullptr || prop.knownValue(in) != nullptr);
+        }
+      }
+      if (all_foldable && !users.empty()) {
+        freed += static_cast<int64_t>(v->initializer()->byteSize() / users.size());
+      }
     }
     if (n->isOp("Constant")) {
       for (const Attribute& a : n->attributes)
         freed += static_cast<int64_t>(a.t.byteSize());
     }
     return freed;
+  }
+
+  static bool isConstructor(const Node* n) {
+    for (const char* op : {"ConstantOfShape", "Expand", "Tile", "Range", "EyeLike"}) {
+      if (n->isOp(op)) return true;
+    }
+    return false;
   }
 
   static bool isProtectedDequantize(const Node* n, const PassContext& ctx) {
@@ -199,11 +216,15 @@ class FoldConstants : public Pass {
       for (size_t i = 0; i < outs.size(); ++i) {
         if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].byteSize());
       }
-      const int64_t growth = added - freedBytes(n);
-      if (growth > ctx.options().size_budget) {
+      const int64_t growth = added - freedBytes(n, prop);
+      const bool constructor = isConstructor(n);
+      const int64_t budget =
+          constructor ? ctx.options().constructor_budget : ctx.options().size_budget;
+      if (growth > budget) {
         if (explain) {
-          ctx.explain(*n, "over the size budget: folding would add " + std::to_string(growth) +
-                              " bytes (budget " + std::to_string(ctx.options().size_budget) + ")");
+          ctx.explain(*n, std::string("over the ") + (constructor ? "constructor " : "") +
+                              "size budget: folding would add " + std::to_string(growth) +
+                              " bytes (budget " + std::to_string(budget) + ")");
         }
         ctx.count("folds skipped (size budget)");
         continue;

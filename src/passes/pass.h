@@ -23,6 +23,10 @@ struct PassOptions {
   std::vector<std::string> preserve;
   // Largest growth in bytes a single fold may add to the written model.
   int64_t size_budget = 1024;
+  // The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike),
+  // which make data from little (PyTorch's skip_constructors): small shape
+  // helpers fold, materialized weights and biases stay nodes.
+  int64_t constructor_budget = 64;
   // Fold DequantizeLinear of integer weights (normally kept for quantization).
   bool fold_dequantize_weights = false;
   // Free-form per-pass settings: "pass.key" -> value.

@@ -175,12 +175,14 @@ TEST(FoldConstants, RespectsTheSizeBudget) {
   EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 1u);
   bool said = false;
   for (const Explanation& e : why) {
-    said |= e.op_type == "ConstantOfShape" && e.reason.find("size budget") != std::string::npos;
+    said |= e.op_type == "ConstantOfShape" &&
+            e.reason.find("constructor size budget") != std::string::npos;
   }
   EXPECT_TRUE(said);
 
   PassOptions generous;
   generous.size_budget = 1 << 20;
+  generous.constructor_budget = 1 << 20;
   EXPECT_TRUE(runPass(*m, "fold-constants", generous));
   EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 0u);
 }
