@@ -34,7 +34,11 @@ double rnnDotF64Scalar(const double* a, const double* b, int64_t n) {
 }
 
 // Highway dot product (two accumulators to hide FMA latency, scalar tail).
+// Highway 1.0.3 has no float64 vectors on wasm SIMD128: the scalar loop there.
 double rnnDotF64(const double* a, const double* b, int64_t n) {
+#if !HWY_HAVE_FLOAT64
+  return rnnDotF64Scalar(a, b, n);
+#else
   const hn::ScalableTag<double> d;
   const auto lanes = static_cast<int64_t>(hn::Lanes(d));
   auto acc0 = hn::Zero(d);
@@ -50,6 +54,7 @@ double rnnDotF64(const double* a, const double* b, int64_t n) {
   for (; i < n; ++i)
     s += a[i] * b[i];
   return s;
+#endif
 }
 
 namespace {
