@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// onnxruntime-node's offline optimization: creating a session with graphOptimizationLevel 'basic'
+// and optimizedModelFilePath makes ORT write the optimized graph to OUT. The session is created
+// from the bytes of IN (read here, as every other tool reads its input), then released.
+//   node bench/peers/ort-basic.mjs IN OUT
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import ort from 'onnxruntime-node';
+
+const [input, output] = process.argv.slice(2);
+if (!input || !output) {
+  console.error('usage: ort-basic.mjs IN OUT');
+  process.exit(2);
+}
+const session = await ort.InferenceSession.create(readFileSync(input), {
+  graphOptimizationLevel: 'basic',
+  optimizedModelFilePath: resolve(output),
+});
+await session.release();
