@@ -67,7 +67,14 @@ Buffer readFileBuffer(const std::string& path) {
   return b;
 }
 
-Buffer bufferOf(const std::string& bytes) { return Buffer::copyOf(bytes.data(), bytes.size()); }
+Buffer bufferOf(const std::string& bytes) {
+  return Buffer::copyOf(bytes.data(), bytes.size());
+}
+
+Buffer takeBuffer(std::string&& bytes) {
+  auto owner = std::make_shared<std::string>(std::move(bytes));
+  return Buffer(reinterpret_cast<const uint8_t*>(owner->data()), owner->size(), owner);
+}
 
 std::vector<std::string> sharedModelsUnder(const std::string& relative) {
   std::vector<std::string> out;
@@ -96,7 +103,8 @@ std::string shortPath(const std::string& path) {
   const std::string root = sharedDir();
   if (!root.empty() && path.compare(0, root.size(), root) == 0) {
     size_t k = root.size();
-    while (k < path.size() && path[k] == '/') ++k;
+    while (k < path.size() && path[k] == '/')
+      ++k;
     return path.substr(k);
   }
   return path;
@@ -146,7 +154,9 @@ Value* ModelBuilder::initializer(const std::string& name, std::vector<int64_t> d
   return graph().addInitializer(floatTensor(std::move(dims), values, name));
 }
 
-Value* ModelBuilder::initializer(Tensor t) { return graph().addInitializer(std::move(t)); }
+Value* ModelBuilder::initializer(Tensor t) {
+  return graph().addInitializer(std::move(t));
+}
 
 Node* ModelBuilder::node(const std::string& op_type, const std::vector<Value*>& inputs,
                          size_t num_outputs, std::vector<Attribute> attrs,
@@ -154,7 +164,8 @@ Node* ModelBuilder::node(const std::string& op_type, const std::vector<Value*>& 
   Node* n = graph().addNode(op_type, inputs, num_outputs);
   n->name = name;
   if (!name.empty()) graph().reserveName(name);
-  for (Attribute& a : attrs) n->setAttr(std::move(a));
+  for (Attribute& a : attrs)
+    n->setAttr(std::move(a));
   return n;
 }
 
@@ -163,12 +174,16 @@ Value* ModelBuilder::op(const std::string& op_type, const std::vector<Value*>& i
   return node(op_type, inputs, 1, std::move(attrs), name)->output(0);
 }
 
-void ModelBuilder::output(Value* v) { graph().addOutput(v); }
+void ModelBuilder::output(Value* v) {
+  graph().addOutput(v);
+}
 
 void ModelBuilder::importDomain(const std::string& domain, int64_t version) {
   model_->opset_import.push_back(OpsetId{domain, version, {}});
 }
 
-std::unique_ptr<Model> ModelBuilder::build() { return std::move(model_); }
+std::unique_ptr<Model> ModelBuilder::build() {
+  return std::move(model_);
+}
 
 }  // namespace onnxfold::test

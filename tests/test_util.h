@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/buffer.h"
@@ -29,11 +30,11 @@ std::string sharedPath(const std::string& relative);
 std::string sharedMissingReason();
 
 // Skips the current test (from the test body) when the shared folder is missing.
-#define ONNXFOLD_REQUIRE_SHARED()                                                          \
-  do {                                                                                     \
-    if (::onnxfold::test::sharedDir().empty()) {                                           \
-      GTEST_SKIP() << ::onnxfold::test::sharedMissingReason();                             \
-    }                                                                                      \
+#define ONNXFOLD_REQUIRE_SHARED()                              \
+  do {                                                         \
+    if (::onnxfold::test::sharedDir().empty()) {               \
+      GTEST_SKIP() << ::onnxfold::test::sharedMissingReason(); \
+    }                                                          \
   } while (0)
 
 // The whole file as an owned Buffer. Throws std::runtime_error if it cannot be read.
@@ -41,6 +42,8 @@ Buffer readFileBuffer(const std::string& path);
 
 // An owned Buffer holding a copy of `bytes`.
 Buffer bufferOf(const std::string& bytes);
+// A Buffer that takes over `bytes` (no copy).
+Buffer takeBuffer(std::string&& bytes);
 
 // Every *.onnx under shared/models and shared/onnx-tests (recursively), sorted.
 // Empty without shared data.
@@ -56,6 +59,15 @@ Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values,
                    std::string name = "");
 Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values,
                    std::string name = "");
+
+// A vector of (move-only) attributes: attrs(Attribute::makeInt("axis", 1), ...).
+template <class... A>
+std::vector<Attribute> attrs(A&&... a) {
+  std::vector<Attribute> v;
+  v.reserve(sizeof...(A));
+  (v.push_back(std::forward<A>(a)), ...);
+  return v;
+}
 
 // Builds a Model directly in IR, for tests:
 //
@@ -78,9 +90,8 @@ class ModelBuilder {
                      const std::vector<float>& values);
   Value* initializer(Tensor t);
   // A node appended to the main graph; `name` is the node name (may be empty).
-  Node* node(const std::string& op_type, const std::vector<Value*>& inputs,
-             size_t num_outputs = 1, std::vector<Attribute> attrs = {},
-             const std::string& name = "");
+  Node* node(const std::string& op_type, const std::vector<Value*>& inputs, size_t num_outputs = 1,
+             std::vector<Attribute> attrs = {}, const std::string& name = "");
   // Shorthand for a one-output node: returns its output.
   Value* op(const std::string& op_type, const std::vector<Value*>& inputs,
             std::vector<Attribute> attrs = {}, const std::string& name = "");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,9 @@ std::string order(const Graph& g) {
   return s;
 }
 
-std::vector<Use> usesOf(const Value* v) { return v->uses(); }
+std::vector<Use> usesOf(const Value* v) {
+  return v->uses();
+}
 
 ::testing::AssertionResult verified(const Model& m) {
   VerifyResult r = verify(m);
@@ -271,7 +274,8 @@ std::unique_ptr<Model> richModel() {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {-1, 16});
   std::vector<float> big(4096);
-  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i) * 0.5f;
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i) * 0.5f;
   Value* w = b.initializer("w", {16, 256}, big);
   Value* bias = b.initializer("bias", {2}, {1, 2});
   Value* cond = b.input("cond", DataType::kBool, {});
@@ -336,7 +340,8 @@ TEST(Graph, CloneIsEqualSharesBytesAndIsIndependent) {
   // The clone's subgraphs capture the clone's values, not the original's.
   Value* cmm = cg.lookup(m->graph->lookup("x")->uses()[0].user->output(0)->name());
   ASSERT_NE(cmm, nullptr);
-  for (const Use& u : cmm->uses()) EXPECT_EQ(&u.user->graph()->root(), &cg);
+  for (const Use& u : cmm->uses())
+    EXPECT_EQ(&u.user->graph()->root(), &cg);
   EXPECT_EQ(cmm->uses().size(), 2u);  // then and else branch
 }
 
@@ -459,8 +464,9 @@ TEST(Graph, VerifierChecksOpsetImports) {
 TEST(Graph, AttributesAndDisplayNames) {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
-  Node* n = b.node("Conv", {x}, 1,
-                   test::attrs(Attribute::makeInts("pads", {1, 1}), Attribute::makeInt("group", 2)));
+  Node* n =
+      b.node("Conv", {x}, 1,
+             test::attrs(Attribute::makeInts("pads", {1, 1}), Attribute::makeInt("group", 2)));
   EXPECT_EQ(n->attrInt("group", 1), 2);
   EXPECT_EQ(n->attrInt("missing", 7), 7);
   EXPECT_EQ(n->attrInts("pads"), (std::vector<int64_t>{1, 1}));

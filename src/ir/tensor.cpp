@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <string>
+
+#include "ir/error.h"
 
 namespace onnxfold {
 
@@ -17,9 +20,16 @@ struct AlignedFree {
 
 Buffer Buffer::allocate(size_t size, uint8_t** out) {
   // aligned_alloc needs a size that is a multiple of the alignment; never 0.
+  if (size > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
+    throw Error("cannot allocate " + std::to_string(size) + " bytes: too large to address");
+  }
   const size_t padded = (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
   auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, padded));
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) {
+    // In wasm the whole heap is capped at 4 GB, so this is a limit users meet.
+    throw Error("out of memory allocating " + std::to_string(size) + " bytes" +
+                (sizeof(void*) == 4 ? " (the WebAssembly heap is limited to 4 GB)" : ""));
+  }
   std::memset(p, 0, padded);
   std::shared_ptr<uint8_t> owner(p, AlignedFree());
   if (out != nullptr) *out = p;

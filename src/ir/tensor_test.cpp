@@ -21,7 +21,8 @@ Buffer stringView(const std::shared_ptr<std::string>& s, size_t offset, size_t s
 
 std::vector<float> floatsOf(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numElements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.at<float>(i);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = t.at<float>(i);
   return v;
 }
 
@@ -57,7 +58,8 @@ TEST(Tensor, OwnedStorageIsWrittenInPlaceUntilShared) {
   Tensor t(DataType::kInt32, {3});
   EXPECT_TRUE(t.buffer().isAligned(64));
   EXPECT_EQ(t.byteSize(), 12u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(t.at<int32_t>(i), 0) << "zero-initialised";
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(t.at<int32_t>(i), 0) << "zero-initialised";
   const uint8_t* before = t.bytes();
   EXPECT_EQ(t.mutableBytes(), before);
 

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/verifier.h"
 #include "onnx/proto_fields.h"
 #include "onnx/wire.h"
 
@@ -124,6 +127,9 @@ class Reader {
     for (size_t i = 0; i < function_bytes_.size(); ++i) {
       model->functions.push_back(readFunction(function_bytes_[i], i));
     }
+    // What was read must be valid IR (this also checks that every domain a node uses is
+    // imported, which nothing above does).
+    if (VerifyResult r = verify(*model); !r.ok) throw ParseError("ModelProto", r.message);
     return model;
   }
 
@@ -404,6 +410,12 @@ class Reader {
     }
     const int64_t n = checkedElementCount(dims);
     if (n < 0) throw ParseError(where, "element count overflows int64");
+    // rawByteSize must not wrap around (it would accept 0 bytes for 2^61 floats).
+    if (dtype != DataType::kString &&
+        static_cast<uint64_t>(n) > (std::numeric_limits<size_t>::max() - 7) /
+                                       static_cast<uint64_t>(bitsPerElement(dtype))) {
+      throw ParseError(where, std::to_string(n) + " elements are too many to address");
+    }
 
     Tensor t;
     if (dtype == DataType::kString) {
@@ -491,8 +503,13 @@ class Reader {
                      int64_t n, const std::vector<float>& floats,
                      const std::vector<int32_t>& int32s, const std::vector<int64_t>& int64s,
                      const std::vector<double>& doubles, const std::vector<uint64_t>& uint64s) {
-    Tensor t(dtype, dims);
-    uint8_t* out = t.mutableBytes();
+    // Storage is allocated only once the value count matches the dims: dims may
+    // declare far more elements than the model holds.
+    Tensor t;
+    auto alloc = [&] {
+      t = Tensor(dtype, dims);
+      return t.mutableBytes();
+    };
     auto countError = [&](const char* field, size_t have, size_t want) {
       return ParseError(where, std::string(field) + " has " + std::to_string(have) + " values, " +
                                    std::string(dataTypeName(dtype)) + " dims need " +
@@ -504,6 +521,7 @@ class Reader {
       case DataType::kComplex64: {
         const size_t want = dtype == DataType::kFloat ? un : 2 * un;
         if (floats.size() != want) throw countError("float_data", floats.size(), want);
+        uint8_t* out = alloc();
         if (want) std::memcpy(out, floats.data(), want * 4);
         break;
       }
@@ -511,16 +529,20 @@ class Reader {
       case DataType::kComplex128: {
         const size_t want = dtype == DataType::kDouble ? un : 2 * un;
         if (doubles.size() != want) throw countError("double_data", doubles.size(), want);
+        uint8_t* out = alloc();
         if (want) std::memcpy(out, doubles.data(), want * 8);
         break;
       }
-      case DataType::kInt64:
+      case DataType::kInt64: {
         if (int64s.size() != un) throw countError("int64_data", int64s.size(), un);
+        uint8_t* out = alloc();
         if (un) std::memcpy(out, int64s.data(), un * 8);
         break;
+      }
       case DataType::kUint32:
       case DataType::kUint64: {
         if (uint64s.size() != un) throw countError("uint64_data", uint64s.size(), un);
+        uint8_t* out = alloc();
         const size_t w = dtype == DataType::kUint32 ? 4 : 8;
         for (size_t i = 0; i < un; ++i)
           std::memcpy(out + i * w, &uint64s[i], w);  // little-endian
@@ -532,6 +554,7 @@ class Reader {
         const int bits = bitsPerElement(dtype);
         const size_t want = bits >= 8 ? un : rawByteSize(dtype, n);
         if (int32s.size() != want) throw countError("int32_data", int32s.size(), want);
+        uint8_t* out = alloc();
         const size_t w = bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
         for (size_t i = 0; i < want; ++i)
           std::memcpy(out + i * w, &int32s[i], w);
@@ -658,6 +681,46 @@ class Reader {
       throw e.within("attribute " + quoted(a.name));
     }
     if (a.name.empty()) throw ParseError("AttributeProto", "attribute without a name");
+    // One value field, of the declared type (as the ONNX checker requires): any other
+    // field would be dropped by the writer, or a missing tensor written as invalid.
+    if (has_type && a.type == AttrType::kUndefined) has_type = false;
+    if (a.ref_attr_name.empty()) {
+      const std::pair<bool, AttrType> fields[] = {
+          {seen_f, AttrType::kFloat},
+          {seen_i, AttrType::kInt},
+          {seen_s, AttrType::kString},
+          {seen_t, AttrType::kTensor},
+          {seen_g, AttrType::kGraph},
+          {seen_sp, AttrType::kSparseTensor},
+          {seen_tp, AttrType::kTypeProto},
+          {!a.floats.empty(), AttrType::kFloats},
+          {!a.ints.empty(), AttrType::kInts},
+          {!a.strings.empty(), AttrType::kStrings},
+          {!a.tensors.empty(), AttrType::kTensors},
+          {!a.graphs.empty(), AttrType::kGraphs},
+          {!a.sparse_tensors.empty(), AttrType::kSparseTensors},
+          {!a.type_protos.empty(), AttrType::kTypeProtos}};
+      const std::string where = "attribute " + quoted(a.name);
+      std::optional<AttrType> set;
+      for (const auto& [present, kind] : fields) {
+        if (!present) continue;
+        if (has_type && kind != a.type) {
+          throw ParseError(where, "has type " + std::string(attrTypeName(a.type)) +
+                                      " but a " + std::string(attrTypeName(kind)) + " value");
+        }
+        if (set) {
+          throw ParseError(where, "has more than one value (" +
+                                      std::string(attrTypeName(*set)) + " and " +
+                                      std::string(attrTypeName(kind)) + ")");
+        }
+        set = kind;
+      }
+      const bool needs_value = a.type == AttrType::kTensor || a.type == AttrType::kGraph ||
+                               a.type == AttrType::kSparseTensor;
+      if (has_type && needs_value && !set) {
+        throw ParseError(where, "has type " + std::string(attrTypeName(a.type)) + " but no value");
+      }
+    }
     if (!has_type) {
       // IR version 1 had no type field: infer it from the field that is set.
       a.type = seen_f                      ? AttrType::kFloat

@@ -3,7 +3,6 @@
 // subgraphs. Small models are encoded by hand with protozero's pbf_writer, so
 // each case shows exactly the bytes it feeds the reader.
 #include <gtest/gtest.h>
-#include <protozero/pbf_writer.hpp>
 
 #include <chrono>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <protozero/pbf_writer.hpp>
 #include <string>
 #include <vector>
 
@@ -69,19 +69,14 @@ std::string node(const std::vector<std::string>& ins, const std::vector<std::str
                  const std::string& op, const std::string& name = "",
                  const std::vector<std::string>& attrs = {}) {
   return msg([&](pbf_writer& w) {
-    for (const auto& i : ins) w.add_string(1, i);
-    for (const auto& o : outs) w.add_string(2, o);
+    for (const auto& i : ins)
+      w.add_string(1, i);
+    for (const auto& o : outs)
+      w.add_string(2, o);
     if (!name.empty()) w.add_string(3, name);
     w.add_string(4, op);
-    for (const auto& a : attrs) w.add_message(5, a);
-  });
-}
-
-std::string attrInt(const std::string& name, int64_t v) {
-  return msg([&](pbf_writer& w) {
-    w.add_string(1, name);
-    w.add_int64(3, v);
-    w.add_int64(20, 2);  // INT
+    for (const auto& a : attrs)
+      w.add_message(5, a);
   });
 }
 
@@ -103,11 +98,15 @@ struct GraphSpec {
 
 std::string graph(const GraphSpec& g) {
   return msg([&](pbf_writer& w) {
-    for (const auto& n : g.nodes) w.add_message(1, n);
+    for (const auto& n : g.nodes)
+      w.add_message(1, n);
     w.add_string(2, g.name);
-    for (const auto& t : g.initializers) w.add_message(5, t);
-    for (const auto& i : g.inputs) w.add_message(11, i);
-    for (const auto& o : g.outputs) w.add_message(12, o);
+    for (const auto& t : g.initializers)
+      w.add_message(5, t);
+    for (const auto& i : g.inputs)
+      w.add_message(11, i);
+    for (const auto& o : g.outputs)
+      w.add_message(12, o);
   });
 }
 
@@ -138,7 +137,8 @@ std::string stringPair(const std::string& k, const std::string& v) {
 std::string externalTensor(const std::string& name, int32_t dtype, const std::vector<int64_t>& dims,
                            const char* location, const char* offset, const char* length) {
   return msg([&](pbf_writer& w) {
-    for (int64_t d : dims) w.add_int64(1, d);
+    for (int64_t d : dims)
+      w.add_int64(1, d);
     w.add_int32(2, dtype);
     w.add_string(8, name);
     if (location) w.add_message(13, stringPair("location", location));
@@ -164,7 +164,8 @@ template <class T>
 std::string le(std::initializer_list<T> values) {
   std::string s(values.size() * sizeof(T), '\0');
   size_t i = 0;
-  for (T v : values) std::memcpy(&s[sizeof(T) * i++], &v, sizeof(T));
+  for (T v : values)
+    std::memcpy(&s[sizeof(T) * i++], &v, sizeof(T));
   return s;
 }
 
@@ -202,7 +203,8 @@ std::string roundTripProblem(const std::string& path) {
     const std::string w2 = writeModelToString(*m2);
     if (w1 != w2) {
       size_t k = 0;
-      while (k < std::min(w1.size(), w2.size()) && w1[k] == w2[k]) ++k;
+      while (k < std::min(w1.size(), w2.size()) && w1[k] == w2[k])
+        ++k;
       return "second write differs at byte " + std::to_string(k) + " (" +
              std::to_string(w1.size()) + " vs " + std::to_string(w2.size()) + " bytes)";
     }
@@ -225,7 +227,8 @@ void roundTripAll(const std::vector<std::string>& files) {
             << " models round-tripped in " << secs << " s\n";
   ::testing::Test::RecordProperty("models", static_cast<int>(files.size()));
   std::string report;
-  for (size_t i = 0; i < failures.size() && i < 20; ++i) report += "  " + failures[i] + "\n";
+  for (size_t i = 0; i < failures.size() && i < 20; ++i)
+    report += "  " + failures[i] + "\n";
   EXPECT_TRUE(failures.empty()) << failures.size() << " of " << files.size()
                                 << " models failed the round trip (first 20):\n"
                                 << report;
@@ -252,12 +255,12 @@ TEST(RoundTrip, BuiltModelWithEveryKindOfField) {
   test::ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {-1, 3});
   Value* w = b.initializer("w", {3}, {1, 2, 3});
-  Node* n = b.node("Mul", {x, w}, 1,
-                   test::attrs(Attribute::makeFloat("f", 0.5f), Attribute::makeString("s", "str"),
-                               Attribute::makeInts("ints", {1, -2, 3}),
-                               Attribute::makeFloats("floats", {1.5f}),
-                               Attribute::makeTensor("t", test::int64Tensor({2}, {7, 8}))),
-                   "mul");
+  Node* n = b.node(
+      "Mul", {x, w}, 1,
+      test::attrs(Attribute::makeFloat("f", 0.5f), Attribute::makeString("s", "str"),
+                  Attribute::makeInts("ints", {1, -2, 3}), Attribute::makeFloats("floats", {1.5f}),
+                  Attribute::makeTensor("t", test::int64Tensor({2}, {7, 8}))),
+      "mul");
   n->doc_string = "node doc";
   n->metadata_props.push_back({"a", "b"});
   b.output(n->output(0));
@@ -279,7 +282,8 @@ TEST(ZeroCopy, RawDataIsAViewOfTheInput) {
   test::ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {1024});
   std::vector<float> big(1 << 20);
-  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 1000);
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i % 1000);
   Value* w = b.initializer("w", {1024, 1024}, big);
   b.output(b.op("MatMul", {x, w}));
   std::string bytes = writeModelToString(*b.build());
@@ -323,7 +327,8 @@ TEST(ZeroCopy, WriterStreamsTensorBytesFromTheirStorage) {
   WriteStats stats = writeModel(*m, sink);
   EXPECT_EQ(stats.model_bytes, sink.out.size());
   bool found = false;
-  for (const auto& [p, n] : sink.chunks) found |= (p == t.bytes() && n == t.byteSize());
+  for (const auto& [p, n] : sink.chunks)
+    found |= (p == t.bytes() && n == t.byteSize());
   EXPECT_TRUE(found) << "a large tensor is written from its own bytes, not copied first";
   EXPECT_EQ(inlineModelSize(*m), sink.out.size());
 }
@@ -363,7 +368,8 @@ Tensor readInitializer(const std::string& tensor) {
 std::string typedTensor(int32_t dtype, const std::vector<int64_t>& dims,
                         const std::function<void(pbf_writer&)>& data) {
   return pb::msg([&](pbf_writer& w) {
-    for (int64_t d : dims) w.add_int64(1, d);
+    for (int64_t d : dims)
+      w.add_int64(1, d);
     w.add_int32(2, dtype);
     w.add_string(8, "t");
     data(w);
@@ -404,55 +410,135 @@ struct TypedCase {
 TEST(TypedFields, DecodeToRawBytes) {
   constexpr uint64_t kBig = (uint64_t{1} << 63) + 1;
   const std::vector<TypedCase> cases = {
-      {"float_data packed", 1, {3},
-       [](pbf_writer& w) { packed<float>(w, 4, {1.5f, -2.0f, 3.0f}); },
+      {"float_data packed",
+       1,
+       {3},
+       [](pbf_writer& w) {
+         packed<float>(w, 4, {1.5f, -2.0f, 3.0f});
+       },
        le<float>({1.5f, -2.0f, 3.0f})},
-      {"float_data unpacked", 1, {2},
+      {"float_data unpacked",
+       1,
+       {2},
        [](pbf_writer& w) {
          w.add_float(4, 0.25f);
          w.add_float(4, -8.0f);
        },
        le<float>({0.25f, -8.0f})},
-      {"float scalar", 1, {}, [](pbf_writer& w) { packed<float>(w, 4, {4.5f}); },
+      {"float scalar",
+       1,
+       {},
+       [](pbf_writer& w) { packed<float>(w, 4, {4.5f}); },
        le<float>({4.5f})},
-      {"complex64 float_data", 14, {1}, [](pbf_writer& w) { packed<float>(w, 4, {1.0f, 2.0f}); },
+      {"complex64 float_data",
+       14,
+       {1},
+       [](pbf_writer& w) {
+         packed<float>(w, 4, {1.0f, 2.0f});
+       },
        le<float>({1.0f, 2.0f})},
-      {"int8 int32_data", 3, {3}, [](pbf_writer& w) { packed<int32_t>(w, 5, {-1, 5, 127}); },
+      {"int8 int32_data",
+       3,
+       {3},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {-1, 5, 127});
+       },
        std::string("\xff\x05\x7f", 3)},
-      {"uint8 int32_data", 2, {3}, [](pbf_writer& w) { packed<int32_t>(w, 5, {0, 200, 255}); },
+      {"uint8 int32_data",
+       2,
+       {3},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {0, 200, 255});
+       },
        std::string("\x00\xc8\xff", 3)},
-      {"bool int32_data", 9, {3}, [](pbf_writer& w) { packed<int32_t>(w, 5, {1, 0, 1}); },
+      {"bool int32_data",
+       9,
+       {3},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {1, 0, 1});
+       },
        std::string("\x01\x00\x01", 3)},
-      {"int16 int32_data", 5, {2}, [](pbf_writer& w) { packed<int32_t>(w, 5, {-2, 300}); },
+      {"int16 int32_data",
+       5,
+       {2},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {-2, 300});
+       },
        le<int16_t>({-2, 300})},
-      {"uint16 int32_data", 4, {1}, [](pbf_writer& w) { packed<int32_t>(w, 5, {65535}); },
+      {"uint16 int32_data",
+       4,
+       {1},
+       [](pbf_writer& w) { packed<int32_t>(w, 5, {65535}); },
        le<uint16_t>({65535})},
-      {"float16 int32_data (bit patterns)", 10, {2},
-       [](pbf_writer& w) { packed<int32_t>(w, 5, {0x3C00, 0xC000}); },
+      {"float16 int32_data (bit patterns)",
+       10,
+       {2},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {0x3C00, 0xC000});
+       },
        le<uint16_t>({0x3C00, 0xC000})},
-      {"bfloat16 int32_data", 16, {1}, [](pbf_writer& w) { packed<int32_t>(w, 5, {0x3F80}); },
+      {"bfloat16 int32_data",
+       16,
+       {1},
+       [](pbf_writer& w) { packed<int32_t>(w, 5, {0x3F80}); },
        le<uint16_t>({0x3F80})},
-      {"float8e4m3fn int32_data", 17, {2},
-       [](pbf_writer& w) { packed<int32_t>(w, 5, {0x38, 0xB8}); }, std::string("\x38\xb8", 2)},
-      {"int32 int32_data unpacked", 6, {3},
+      {"float8e4m3fn int32_data",
+       17,
+       {2},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {0x38, 0xB8});
+       },
+       std::string("\x38\xb8", 2)},
+      {"int32 int32_data unpacked",
+       6,
+       {3},
        [](pbf_writer& w) {
          w.add_int32(5, -5);
          w.add_int32(5, 7);
          w.add_int32(5, std::numeric_limits<int32_t>::min());
        },
        le<int32_t>({-5, 7, std::numeric_limits<int32_t>::min()})},
-      {"int4 int32_data (packed pairs)", 22, {3},
-       [](pbf_writer& w) { packed<int32_t>(w, 5, {0x21, 0x03}); }, std::string("\x21\x03", 2)},
-      {"int64_data", 7, {2}, [](pbf_writer& w) { packed<int64_t>(w, 7, {-1, int64_t{1} << 40}); },
+      {"int4 int32_data (packed pairs)",
+       22,
+       {3},
+       [](pbf_writer& w) {
+         packed<int32_t>(w, 5, {0x21, 0x03});
+       },
+       std::string("\x21\x03", 2)},
+      {"int64_data",
+       7,
+       {2},
+       [](pbf_writer& w) {
+         packed<int64_t>(w, 7, {-1, int64_t{1} << 40});
+       },
        le<int64_t>({-1, int64_t{1} << 40})},
-      {"double_data", 11, {2}, [](pbf_writer& w) { packed<double>(w, 10, {1.25, -3.0}); },
+      {"double_data",
+       11,
+       {2},
+       [](pbf_writer& w) {
+         packed<double>(w, 10, {1.25, -3.0});
+       },
        le<double>({1.25, -3.0})},
-      {"complex128 double_data", 15, {1}, [](pbf_writer& w) { packed<double>(w, 10, {1.0, 2.0}); },
+      {"complex128 double_data",
+       15,
+       {1},
+       [](pbf_writer& w) {
+         packed<double>(w, 10, {1.0, 2.0});
+       },
        le<double>({1.0, 2.0})},
-      {"uint64_data", 13, {2}, [](pbf_writer& w) { packed<uint64_t>(w, 11, {kBig, 5}); },
+      {"uint64_data",
+       13,
+       {2},
+       [](pbf_writer& w) {
+         packed<uint64_t>(w, 11, {kBig, 5});
+       },
        le<uint64_t>({kBig, 5})},
-      {"uint32 uint64_data", 12, {2},
-       [](pbf_writer& w) { packed<uint64_t>(w, 11, {0xFFFFFFFFu, 7}); },
+      {"uint32 uint64_data",
+       12,
+       {2},
+       [](pbf_writer& w) {
+         packed<uint64_t>(w, 11, {0xFFFFFFFFu, 7});
+       },
        le<uint32_t>({0xFFFFFFFFu, 7})},
       {"empty tensor without data", 1, {0, 4}, [](pbf_writer&) {}, std::string()},
   };
@@ -504,9 +590,15 @@ TEST(TypedFields, CountAndTypeErrors) {
                   const std::function<void(pbf_writer&)>& data) {
     return pb::modelWithInitializer(typedTensor(dtype, dims, data));
   };
-  expectParseError(model(1, {3}, [](pbf_writer& w) { packed<float>(w, 4, {1, 2}); }),
+  expectParseError(model(1, {3},
+                         [](pbf_writer& w) {
+                           packed<float>(w, 4, {1, 2});
+                         }),
                    {"tensor 't'", "float_data has 2 values", "need 3"});
-  expectParseError(model(7, {2}, [](pbf_writer& w) { packed<int32_t>(w, 5, {1, 2}); }),
+  expectParseError(model(7, {2},
+                         [](pbf_writer& w) {
+                           packed<int32_t>(w, 5, {1, 2});
+                         }),
                    {"tensor 't'", "int64_data has 0 values"});
   expectParseError(model(1, {2}, [](pbf_writer& w) { w.add_string(9, std::string(7, 'x')); }),
                    {"tensor 't'", "raw_data has 7 bytes", "need 8"});
@@ -537,9 +629,11 @@ TEST(TypedFields, HugeDimsAreRejectedWithoutAllocating) {
   // 2^61 floats: 2^66 bits wraps to 0 bytes in 64-bit arithmetic.
   expectParseError(model(1, {int64_t{1} << 61}, [](pbf_writer& w) { w.add_string(9, ""); }),
                    {"tensor 't'"});
-  expectParseError(
-      model(15, {int64_t{1} << 57}, [](pbf_writer& w) { packed<double>(w, 10, {1, 2}); }),
-      {"tensor 't'"});
+  expectParseError(model(15, {int64_t{1} << 57},
+                         [](pbf_writer& w) {
+                           packed<double>(w, 10, {1, 2});
+                         }),
+                   {"tensor 't'"});
   expectParseError(model(8, {int64_t{1} << 60}, [](pbf_writer& w) { w.add_string(6, "s"); }),
                    {"tensor 't'"});
 }
@@ -582,9 +676,9 @@ TEST(ExternalData, ReadsASliceOfTheFile) {
   EXPECT_TRUE(verify(*m).ok);
 
   // Without a length: the dims decide; without an offset: 0.
-  m = readBytes(pb::modelWithInitializer(
-                    pb::externalTensor("t", 1, {2}, "weights.bin", nullptr, nullptr)),
-                ext.options());
+  m = readBytes(
+      pb::modelWithInitializer(pb::externalTensor("t", 1, {2}, "weights.bin", nullptr, nullptr)),
+      ext.options());
   EXPECT_EQ(m->graph->lookup("t")->initializer()->bytes(), ext.files["weights.bin"].data());
 }
 
@@ -610,21 +704,20 @@ TEST(ExternalData, UnresolvedReferencesRoundTrip) {
 TEST(ExternalData, UnsafeLocationsAreRejected) {
   ExternalFiles ext;
   ext.files["w.bin"] = test::bufferOf(std::string(64, '\0'));
-  for (const char* loc : {"/etc/passwd", "../w.bin", "a/../../w.bin", "sub/..", "..", "",
-                          "C:w.bin", "a\\b.bin", "\\\\server\\share"}) {
+  for (const char* loc : {"/etc/passwd", "../w.bin", "a/../../w.bin", "sub/..", "..", "", "C:w.bin",
+                          "a\\b.bin", "\\\\server\\share"}) {
     SCOPED_TRACE(loc);
     const std::string bytes =
         pb::modelWithInitializer(pb::externalTensor("t", 1, {4}, loc, "0", "16"));
-    expectParseError(bytes, {"tensor 't'", "location '" + std::string(loc) + "'"},
-                     ext.options());
+    expectParseError(bytes, {"tensor 't'", "location '" + std::string(loc) + "'"}, ext.options());
     expectParseError(bytes, {"location '" + std::string(loc) + "'"});  // unresolved too
   }
   EXPECT_TRUE(ext.opened.empty()) << "no unsafe location may reach the file callback";
   // Names that merely contain dots are fine.
   for (const char* loc : {"w.bin", "./w.bin", "a/..b/w.bin"}) {
     SCOPED_TRACE(loc);
-    std::unique_ptr<Model> m = readBytes(
-        pb::modelWithInitializer(pb::externalTensor("t", 1, {4}, loc, "0", "16")));
+    std::unique_ptr<Model> m =
+        readBytes(pb::modelWithInitializer(pb::externalTensor("t", 1, {4}, loc, "0", "16")));
     EXPECT_EQ(m->graph->lookup("t")->initializer()->external->location, loc);
   }
 }
@@ -669,8 +762,10 @@ TEST(ExternalData, WriterMovesBigTensorsToAlignedOffsets) {
   test::ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {-1});
   std::vector<float> v1(3000), v2(1500);
-  for (size_t i = 0; i < v1.size(); ++i) v1[i] = static_cast<float>(i);
-  for (size_t i = 0; i < v2.size(); ++i) v2[i] = -static_cast<float>(i);
+  for (size_t i = 0; i < v1.size(); ++i)
+    v1[i] = static_cast<float>(i);
+  for (size_t i = 0; i < v2.size(); ++i)
+    v2[i] = -static_cast<float>(i);
   Value* small = b.initializer("small", {4}, {1, 2, 3, 4});
   Value* big1 = b.initializer("big1", {3000}, v1);
   Value* big2 = b.initializer("big2", {1500}, v2);
@@ -697,7 +792,7 @@ TEST(ExternalData, WriterMovesBigTensorsToAlignedOffsets) {
   EXPECT_LT(sink.out.size(), 1024u) << "the weights are not inline";
 
   ExternalFiles files;
-  files.files["model.onnx.data"] = takeBuffer(std::move(ext_bytes));
+  files.files["model.onnx.data"] = test::bufferOf(ext_bytes);  // 64-byte aligned, like a mapping
   std::unique_ptr<Model> back = readBytes(sink.out, files.options());
   ASSERT_TRUE(verify(*back).ok);
   for (const char* name : {"small", "big1", "big2", "ints"}) {
@@ -835,13 +930,15 @@ std::string graphModel(const std::vector<std::string>& nodes,
   pb::GraphSpec g;
   g.nodes = nodes;
   g.inputs = {pb::valueInfo("x")};
-  for (const auto& o : outputs) g.outputs.push_back(pb::valueInfo(o));
+  for (const auto& o : outputs)
+    g.outputs.push_back(pb::valueInfo(o));
   return pb::model(pb::graph(g));
 }
 
 std::string opOrder(const Graph& g) {
   std::string s;
-  for (const Node* n : g.nodes()) s += (s.empty() ? "" : " ") + n->op_type;
+  for (const Node* n : g.nodes())
+    s += (s.empty() ? "" : " ") + n->op_type;
   return s;
 }
 
@@ -880,8 +977,7 @@ TEST(NodeOrder, SsaViolationsNameTheNode) {
                    {"'second'", "'y'", "defined twice"});
   expectParseError(graphModel({pb::node({"x"}, {"x"}, "Relu", "clash")}),
                    {"'clash'", "'x'", "defined twice"});
-  expectParseError(graphModel({pb::node({"x"}, {"y", "y"}, "Split", "split")}),
-                   {"'split'", "'y'"});
+  expectParseError(graphModel({pb::node({"x"}, {"y", "y"}, "Split", "split")}), {"'split'", "'y'"});
   expectParseError(graphModel({pb::node({"nope"}, {"y"}, "Relu", "n1")}),
                    {"'n1'", "'nope'", "not defined"});
   expectParseError(graphModel({pb::node({"x"}, {"y"}, "Relu", "n1")}, {"missing"}),
@@ -898,10 +994,9 @@ std::string ifModel(bool if_first) {
     g.outputs = {pb::valueInfo("t")};
     return pb::graph(g);
   };
-  const std::string iff =
-      pb::node({"cond"}, {"y"}, "If", "if",
-               {pb::attrGraph("then_branch", branch("then", "Neg")),
-                pb::attrGraph("else_branch", branch("else", "Abs"))});
+  const std::string iff = pb::node({"cond"}, {"y"}, "If", "if",
+                                   {pb::attrGraph("then_branch", branch("then", "Neg")),
+                                    pb::attrGraph("else_branch", branch("else", "Abs"))});
   const std::string relu = pb::node({"x"}, {"a"}, "Relu", "relu");
   pb::GraphSpec g;
   g.nodes = if_first ? std::vector<std::string>{iff, relu} : std::vector<std::string>{relu, iff};
@@ -950,9 +1045,90 @@ TEST(Subgraphs, ErrorsInsideABranchNameThePath) {
   then_g.name = "then";
   then_g.nodes = {pb::node({"undefined_thing"}, {"t"}, "Neg", "inner")};
   then_g.outputs = {pb::valueInfo("t")};
-  const std::string iff = pb::node({"x"}, {"y"}, "If", "outer_if",
-                                   {pb::attrGraph("then_branch", pb::graph(then_g))});
+  const std::string iff =
+      pb::node({"x"}, {"y"}, "If", "outer_if", {pb::attrGraph("then_branch", pb::graph(then_g))});
   expectParseError(graphModel({iff}), {"'outer_if'", "'inner'", "'undefined_thing'"});
+}
+
+// Model-local functions (with an attribute reference) and training info: no
+// shared model has them, so they are encoded here.
+std::string functionAndTrainingModel() {
+  using pb::msg;
+  pb::GraphSpec g;
+  g.nodes = {msg([](pbf_writer& n) {
+    n.add_string(1, "x");
+    n.add_string(2, "y");
+    n.add_string(4, "MyLeaky");
+    n.add_message(5, msg([](pbf_writer& a) {
+                    a.add_string(1, "alpha");
+                    a.add_float(2, 0.25f);
+                    a.add_int64(20, 1);
+                  }));
+    n.add_string(7, "custom");
+  })};
+  g.initializers = {typedTensor(1, {2}, [](pbf_writer& w) { packed<float>(w, 4, {1, 2}); })};
+  g.inputs = {pb::valueInfo("x")};
+  g.outputs = {pb::valueInfo("y")};
+  const std::string function = msg([](pbf_writer& f) {
+    f.add_string(1, "MyLeaky");
+    f.add_string(4, "X");
+    f.add_string(5, "Y");
+    f.add_string(6, "alpha");
+    f.add_message(7, msg([](pbf_writer& n) {
+                    n.add_string(1, "X");
+                    n.add_string(2, "Y");
+                    n.add_string(4, "LeakyRelu");
+                    n.add_message(5, msg([](pbf_writer& a) {
+                                    a.add_string(1, "alpha");
+                                    a.add_int64(20, 1);
+                                    a.add_string(21, "alpha");
+                                  }));
+                  }));
+    f.add_message(9, msg([](pbf_writer& o) { o.add_int64(2, 17); }));
+    f.add_string(10, "custom");
+  });
+  pb::GraphSpec algo;
+  algo.name = "algorithm";
+  algo.nodes = {pb::node({"t", "t"}, {"t_new"}, "Add", "update")};  // t: main graph initializer
+  algo.outputs = {pb::valueInfo("t_new")};
+  const std::string training = msg([&](pbf_writer& t) {
+    t.add_message(2, pb::graph(algo));
+    t.add_message(4, pb::stringPair("t", "t_new"));
+  });
+  return msg([&](pbf_writer& w) {
+    w.add_int64(1, 8);
+    w.add_message(7, pb::graph(g));
+    w.add_message(8, msg([](pbf_writer& o) { o.add_int64(2, 17); }));
+    w.add_message(8, msg([](pbf_writer& o) {
+                    o.add_string(1, "custom");
+                    o.add_int64(2, 1);
+                  }));
+    w.add_message(20, training);
+    w.add_message(25, function);
+  });
+}
+
+TEST(ModelLevel, FunctionsAndTrainingInfoRoundTrip) {
+  std::unique_ptr<Model> m = readBytes(functionAndTrainingModel());
+  ASSERT_TRUE(verify(*m).ok) << verify(*m).message;
+  ASSERT_EQ(m->functions.size(), 1u);
+  const Function& f = m->functions[0];
+  EXPECT_EQ(f.name, "MyLeaky");
+  EXPECT_EQ(f.domain, "custom");
+  EXPECT_EQ(f.attribute_names, std::vector<std::string>{"alpha"});
+  ASSERT_EQ(f.body->numNodes(), 1u);
+  EXPECT_EQ(f.body->firstNode()->attr("alpha")->ref_attr_name, "alpha");
+  ASSERT_EQ(m->training_info.size(), 1u);
+  ASSERT_TRUE(m->training_info[0].algorithm);
+  EXPECT_EQ(m->graph->lookup("t")->uses().size(), 2u) << "the training graph uses 't' twice";
+
+  const std::string w1 = writeModelToString(*m);
+  std::unique_ptr<Model> back = readBytes(w1);
+  EXPECT_TRUE(verify(*back).ok);
+  EXPECT_EQ(toString(*back), toString(*m));
+  EXPECT_EQ(writeModelToString(*back), w1);
+  std::unique_ptr<Model> c = m->clone();
+  EXPECT_EQ(writeModelToString(*c), w1);
 }
 
 TEST(ModelLevel, MissingGraphAndDuplicates) {

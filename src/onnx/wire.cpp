@@ -56,9 +56,24 @@ void FieldReader::expect(WireType t) const {
 template <class F>
 auto FieldReader::guarded(F f) -> decltype(f()) {
   try {
+    if (reader_.wire_type() == WireType::length_delimited) checkLength();
     return f();
   } catch (const protozero::exception& e) {
     fail(describe(e));
+  }
+}
+
+// protozero keeps lengths in 32 bits and compares them as ptrdiff_t, which on
+// 32-bit targets (wasm32) lets a length of 2^31 or more pass its bounds check.
+// Decode the full 64-bit length here and check it against what is left.
+void FieldReader::checkLength() const {
+  const protozero::data_view rest = reader_.data();
+  const char* p = rest.data();
+  const char* end = p + rest.size();
+  const uint64_t len = protozero::decode_varint(&p, end);
+  if (len > static_cast<uint64_t>(end - p)) {
+    fail("length " + std::to_string(len) + " runs past the end of the message (" +
+         std::to_string(end - p) + " bytes left)");
   }
 }
 

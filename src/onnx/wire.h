@@ -69,6 +69,7 @@ class FieldReader {
 
  private:
   void expect(WireType t) const;
+  void checkLength() const;
   template <class F>
   auto guarded(F f) -> decltype(f());
   static std::string describe(const protozero::exception& e);
