@@ -92,7 +92,7 @@ double median(std::vector<double>& v) {
 }
 
 volatile uint64_t g_sink = 0;  // keeps results observable
-std::string g_filter;           // --filter: substring of the case name or op type
+std::string g_filter;          // --filter: substring of the case name or op type
 
 // True when the case is selected; cases are built (inputs allocated) only then.
 bool want(const std::string& name, const std::string& op) {
@@ -180,7 +180,8 @@ Tensor randomInt8(std::vector<int64_t> dims) {
   Tensor t(DataType::kInt8, std::move(dims));
   uint8_t* p = t.mutableBytes();
   const int64_t n = t.numElements();
-  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(nextRand() >> 24);
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = static_cast<uint8_t>(nextRand() >> 24);
   return t;
 }
 
@@ -201,11 +202,14 @@ const T* dataOf(const Tensor& t) {
   return reinterpret_cast<const T*>(t.bytes());
 }
 
-int64_t bytesOf(const Tensor& t) { return static_cast<int64_t>(t.byteSize()); }
+int64_t bytesOf(const Tensor& t) {
+  return static_cast<int64_t>(t.byteSize());
+}
 
 std::string dimsStr(const std::vector<int64_t>& d) {
   std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? "," : "") + std::to_string(d[i]);
   return s + "]";
 }
 
@@ -243,7 +247,8 @@ Row runCase(const Options& o, MemcpyRef& ref, Case c) {
     ptrs.push_back(&c.inputs[i]);
   }
   Node* n = g.addNode(c.op, vals, 1);
-  for (Attribute& a : c.attrs) n->setAttr(std::move(a));
+  for (Attribute& a : c.attrs)
+    n->setAttr(std::move(a));
 
   Row r;
   r.name = c.name;
@@ -255,7 +260,8 @@ Row runCase(const Options& o, MemcpyRef& ref, Case c) {
     if (r.check.empty()) r.check = "ok";
     r.moved = static_cast<double>(bytesOf(out.at(0)));
   }
-  for (const Tensor& t : c.inputs) r.moved += static_cast<double>(bytesOf(t));
+  for (const Tensor& t : c.inputs)
+    r.moved += static_cast<double>(bytesOf(t));
   r.st = timeIt(o, [&] {
     std::vector<Tensor> out = evaluateNode(*n, kOpset, ptrs);
     g_sink = g_sink + out[0].bytes()[out[0].byteSize() / 2];
@@ -288,7 +294,8 @@ std::string fail(const char* what, size_t at, double got, double want) {
 // A few element indices spread over [0, n).
 std::vector<size_t> probes(size_t n) {
   std::vector<size_t> p{0, n - 1, n / 2, n / 3, 7 * n / 11};
-  for (int i = 0; i < 16; ++i) p.push_back(nextRand() % n);
+  for (int i = 0; i < 16; ++i)
+    p.push_back(nextRand() % n);
   return p;
 }
 
@@ -407,8 +414,8 @@ std::vector<Case> castCases() {
     Tensor h(DataType::kFloat16, {n});
     auto* hp = reinterpret_cast<uint16_t*>(h.mutableBytes());
     for (int64_t i = 0; i < n; ++i)
-      hp[i] = kernels::floatToHalf(static_cast<float>(static_cast<int32_t>(nextRand() % 20001) - 10000) *
-                                   0.01f);
+      hp[i] = kernels::floatToHalf(
+          static_cast<float>(static_cast<int32_t>(nextRand() % 20001) - 10000) * 0.01f);
     Case c;
     c.name = "Cast f16->f32";
     c.shape = "[16M]";
@@ -480,7 +487,8 @@ std::string checkGemm(const float* a, const float* b, const float* bias, const f
   for (size_t p : probes(m * n)) {
     const size_t i = p / n, j = p % n;
     double want = bias ? bias[j] : 0.0;
-    for (size_t t = 0; t < k; ++t) want += static_cast<double>(a[i * k + t]) * (b_nk ? b[j * k + t] : b[t * n + j]);
+    for (size_t t = 0; t < k; ++t)
+      want += static_cast<double>(a[i * k + t]) * (b_nk ? b[j * k + t] : b[t * n + j]);
     if (!near(y[p], want, 1e-3, 1e-3)) return fail("gemm", p, y[p], want);
   }
   return "";
@@ -535,7 +543,8 @@ Case convCase(std::string name, int64_t cin, int64_t hw, int64_t cout, int64_t k
   c.name = std::move(name);
   const int64_t cin_g = cin / group;
   c.shape = dimsStr({1, cin, hw, hw}) + " * " + dimsStr({cout, cin_g, ksz, ksz}) +
-            (pad ? " pad " + std::to_string(pad) : "") + (group > 1 ? " group " + std::to_string(group) : "");
+            (pad ? " pad " + std::to_string(pad) : "") +
+            (group > 1 ? " group " + std::to_string(group) : "");
   c.op = "Conv";
   c.attrs.push_back(Attribute::makeInts("kernel_shape", {ksz, ksz}));
   c.attrs.push_back(Attribute::makeInts("pads", {pad, pad, pad, pad}));
@@ -545,14 +554,16 @@ Case convCase(std::string name, int64_t cin, int64_t hw, int64_t cout, int64_t k
   const int64_t ohw = hw + 2 * pad - ksz + 1;
   c.flops = 2.0 * cout * ohw * ohw * cin_g * ksz * ksz;
   c.check = [=](const std::vector<Tensor>& in, const Tensor& out) -> std::string {
-    if (out.dims() != std::vector<int64_t>{1, cout, ohw, ohw}) return "MISMATCH shape " + dimsStr(out.dims());
+    if (out.dims() != std::vector<int64_t>{1, cout, ohw, ohw})
+      return "MISMATCH shape " + dimsStr(out.dims());
     const float* x = dataOf<float>(in[0]);
     const float* w = dataOf<float>(in[1]);
     const float* y = dataOf<float>(out);
     const int64_t cout_g = cout / group;
     for (size_t p : probes(static_cast<size_t>(cout * ohw * ohw))) {
-      const int64_t oc = static_cast<int64_t>(p) / (ohw * ohw), oy = static_cast<int64_t>(p) / ohw % ohw,
-                    ox = static_cast<int64_t>(p) % ohw, gi = oc / cout_g;
+      const int64_t oc = static_cast<int64_t>(p) / (ohw * ohw),
+                    oy = static_cast<int64_t>(p) / ohw % ohw, ox = static_cast<int64_t>(p) % ohw,
+                    gi = oc / cout_g;
       double want = 0;
       for (int64_t ic = 0; ic < cin_g; ++ic)
         for (int64_t ky = 0; ky < ksz; ++ky)
@@ -601,7 +612,8 @@ std::string platform() {
 #elif defined(__GNUC__)
   s += ", gcc " __VERSION__;
 #endif
-  while (!s.empty() && s.back() == ' ') s.pop_back();  // __clang_version__ ends with a space
+  while (!s.empty() && s.back() == ' ')
+    s.pop_back();  // __clang_version__ ends with a space
   s += xnn::available() ? ", XNNPACK on" : ", XNNPACK off";
   return s;
 }
@@ -623,20 +635,23 @@ int run(int argc, char** argv) {
     } else if (const char* v = val("--max-reps=")) {
       o.max_reps = std::max(1, std::atoi(v));
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--filter=SUBSTRING] [--min-time=SEC] [--reps=MIN_REPS] [--max-reps=N]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--filter=SUBSTRING] [--min-time=SEC] [--reps=MIN_REPS] [--max-reps=N]\n",
+          argv[0]);
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
   o.max_reps = std::max(o.max_reps, o.min_reps);
 
   std::printf("onnxfold kernel benchmark: %s\n", platform().c_str());
-  std::printf("evaluateNode (infer + output allocation + compute), opset %lld, single thread; "
-              "median of >= %d runs after a warm-up (>= %.1f s of runs per timing)\n\n",
-              static_cast<long long>(kOpset), o.min_reps, o.min_time);
-  std::printf("| case | shape | ms | wall ms | GB/s or GFLOP/s | compute() ms | compute() GB/s or "
-              "GFLOP/s | memcpy GB/s | check |\n");
+  std::printf(
+      "evaluateNode (infer + output allocation + compute), opset %lld, single thread; "
+      "median of >= %d runs after a warm-up (>= %.1f s of runs per timing)\n\n",
+      static_cast<long long>(kOpset), o.min_reps, o.min_time);
+  std::printf(
+      "| case | shape | ms | wall ms | GB/s or GFLOP/s | compute() ms | compute() GB/s or "
+      "GFLOP/s | memcpy GB/s | check |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   std::fflush(stdout);
 
@@ -667,17 +682,17 @@ int run(int argc, char** argv) {
       std::printf("| %s | %s | %.3f | %.3f | %s | %.3f | %s | %.2f | %s |\n", r.name.c_str(),
                   r.shape.c_str(), r.st.cpu_median_ms, r.st.median_ms,
                   throughput(r.st.cpu_median_ms).c_str(), r.compute_st.cpu_median_ms,
-                  throughput(r.compute_st.cpu_median_ms).c_str(), r.memcpy_gbps,
-                  r.check.c_str());
+                  throughput(r.compute_st.cpu_median_ms).c_str(), r.memcpy_gbps, r.check.c_str());
       std::fflush(stdout);
       if (r.check != "ok") all_ok = false;
     }
   }
-  std::printf("\nms = median CPU time of one evaluateNode call (infer + zeroed output allocation + "
-              "compute); wall ms = its median wall-clock time; compute() = the kernel alone into a "
-              "reused output (median CPU time). GB/s = (input + output bytes) / time; GFLOP/s = "
-              "2*M*N*K / time. memcpy GB/s = memcpy moving the same number of bytes (half read, half "
-              "written, warm buffers), median CPU time, measured right after each case.\n");
+  std::printf(
+      "\nms = median CPU time of one evaluateNode call (infer + zeroed output allocation + "
+      "compute); wall ms = its median wall-clock time; compute() = the kernel alone into a "
+      "reused output (median CPU time). GB/s = (input + output bytes) / time; GFLOP/s = "
+      "2*M*N*K / time. memcpy GB/s = memcpy moving the same number of bytes (half read, half "
+      "written, warm buffers), median CPU time, measured right after each case.\n");
   return all_ok ? 0 : 1;
 }
 

@@ -45,11 +45,14 @@ onnxfold::Options optionsFromJson(const std::string& text) {
   if (j.contains("preserve")) o.preserve = j["preserve"].get<std::vector<std::string>>();
   if (j.contains("sizeBudget")) o.size_budget = j["sizeBudget"].get<int64_t>();
   if (j.contains("constructorBudget")) o.constructor_budget = j["constructorBudget"].get<int64_t>();
-  if (j.contains("foldDequantizeWeights")) o.fold_dequantize_weights = j["foldDequantizeWeights"].get<bool>();
+  if (j.contains("foldDequantizeWeights"))
+    o.fold_dequantize_weights = j["foldDequantizeWeights"].get<bool>();
   if (j.contains("maxIterations")) o.max_iterations = j["maxIterations"].get<int>();
   if (j.contains("verify")) o.verify_each = j["verify"].get<bool>();
-  if (j.contains("externalDataThreshold")) o.external_data_threshold = j["externalDataThreshold"].get<int64_t>();
-  if (j.contains("externalDataLocation")) o.external_data_location = j["externalDataLocation"].get<std::string>();
+  if (j.contains("externalDataThreshold"))
+    o.external_data_threshold = j["externalDataThreshold"].get<int64_t>();
+  if (j.contains("externalDataLocation"))
+    o.external_data_location = j["externalDataLocation"].get<std::string>();
   if (j.contains("extra")) o.extra = j["extra"].get<std::map<std::string, std::string>>();
   return o;
 }
@@ -89,7 +92,9 @@ std::string inspect(val bytes) {
   throwJsError(message);
 }
 
-std::string version() { return onnxfold::version(); }
+std::string version() {
+  return onnxfold::version();
+}
 
 // passes() -> JSON {"available": [...], "default": [...]}
 std::string passes() {

@@ -73,8 +73,10 @@ ModelSummary summarize(const Model& m) {
   }
   s.functions = m.functions.size();
   for (const Value* v : m.graph->inputs()) {
-    if (!v->isInitializer()) s.inputs.push_back({v->name(), toString(v->type)});
-    else ++s.overridable_initializers;
+    if (!v->isInitializer())
+      s.inputs.push_back({v->name(), toString(v->type)});
+    else
+      ++s.overridable_initializers;
   }
   for (const Value* v : m.graph->outputs())
     s.outputs.push_back({v->name(), toString(v->type)});

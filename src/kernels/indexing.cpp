@@ -157,30 +157,6 @@ void requireNumeric(const OpContext& ctx, DataType dt) {
   }
 }
 
-// Shape arithmetic: when every input is a known, small tensor and the output is
-// integer (a shape, an index), computes the output during inference so later
-// shape computations see a constant.
-void foldSmallIntegerOutput(InferContext& ctx, ComputeFn compute) {
-  constexpr int64_t kMaxElements = 64;
-  if (ctx.numOutputs() != 1 || ctx.output_values[0] || !ctx.allInputValuesKnown()) return;
-  const Type& t = ctx.output_types[0];
-  if (t.elem_type != DataType::kInt64 && t.elem_type != DataType::kInt32) return;
-  const std::optional<std::vector<int64_t>> dims = staticDims(t.shape ? &*t.shape : nullptr);
-  if (!dims || product(*dims, 0, dims->size()) > kMaxElements) return;
-  std::vector<Tensor> aligned(ctx.numInputs());
-  ComputeContext cc(ctx.node(), ctx.opset());
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    const Tensor* v = ctx.inputValue(i);
-    if (v != nullptr && v->numElements() > kMaxElements) return;
-    if (v != nullptr) aligned[i] = v->aligned();
-    cc.inputs.push_back(v != nullptr ? &aligned[i] : nullptr);
-  }
-  Tensor out(t.elem_type, *dims);
-  cc.outputs.push_back(&out);
-  compute(cc);
-  ctx.setOutputValue(0, std::move(out));
-}
-
 // ------------------------------------------------------------------ Gather
 
 void inferGather(InferContext& ctx) {
@@ -1256,21 +1232,13 @@ void computeArg(ComputeContext& ctx) {
   if (!ok) ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
 }
 
-// infer(), then foldSmallIntegerOutput() with the op's kernel.
-template <InferFn kInfer, ComputeFn kCompute>
-void inferAndFoldSmall(InferContext& ctx) {
-  kInfer(ctx);
-  foldSmallIntegerOutput(ctx, kCompute);
-}
-
 }  // namespace
 
 void registerIndexingOps(OpRegistry& r) {
   for (int v : {1, 11, 13})
-    r.add({"", "Gather", v, inferAndFoldSmall<inferGather, computeGather>, computeGather});
+    r.add({"", "Gather", v, inferGather, computeGather});
   for (int v : {11, 13})
-    r.add({"", "GatherElements", v, inferAndFoldSmall<inferGatherElements, computeGatherElements>,
-           computeGatherElements});
+    r.add({"", "GatherElements", v, inferGatherElements, computeGatherElements});
   for (int v : {11, 12, 13})
     r.add({"", "GatherND", v, inferGatherND, computeGatherND});
   for (int v : {9, 11})
@@ -1281,7 +1249,7 @@ void registerIndexingOps(OpRegistry& r) {
     r.add({"", "ScatterND", v, inferScatterLike, computeScatterND});
   r.add({"", "TensorScatter", 24, inferScatterLike, computeTensorScatter});
   for (int v : {1, 10, 11, 13})
-    r.add({"", "Slice", v, inferAndFoldSmall<inferSlice, computeSlice>, computeSlice});
+    r.add({"", "Slice", v, inferSlice, computeSlice});
   for (int v : {1, 10, 11, 24})
     r.add({"", "TopK", v, inferTopK, computeTopK});
   for (int v : {9, 11})

@@ -199,30 +199,6 @@ namespace {
 using namespace kernels;
 namespace simd = kernels::reduce_simd;
 
-// Shape arithmetic: when every input is a known, small tensor and the output is
-// integer (a shape, an index), computes the output during inference so later
-// shape computations see a constant.
-void foldSmallIntegerOutput(InferContext& ctx, ComputeFn compute) {
-  constexpr int64_t kMaxElements = 64;
-  if (ctx.numOutputs() != 1 || ctx.output_values[0] || !ctx.allInputValuesKnown()) return;
-  const Type& t = ctx.output_types[0];
-  if (t.elem_type != DataType::kInt64 && t.elem_type != DataType::kInt32) return;
-  const std::optional<std::vector<int64_t>> dims = staticDims(t.shape ? &*t.shape : nullptr);
-  if (!dims || product(*dims, 0, dims->size()) > kMaxElements) return;
-  std::vector<Tensor> aligned(ctx.numInputs());
-  ComputeContext cc(ctx.node(), ctx.opset());
-  for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    const Tensor* v = ctx.inputValue(i);
-    if (v != nullptr && v->numElements() > kMaxElements) return;
-    if (v != nullptr) aligned[i] = v->aligned();
-    cc.inputs.push_back(v != nullptr ? &aligned[i] : nullptr);
-  }
-  Tensor out(t.elem_type, *dims);
-  cc.outputs.push_back(&out);
-  compute(cc);
-  ctx.setOutputValue(0, std::move(out));
-}
-
 enum class ROp { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
 
 ROp reduceOpOf(const OpContext& ctx) {
@@ -661,26 +637,19 @@ void computeSoft(ComputeContext& ctx) {
   }
 }
 
-// infer(), then foldSmallIntegerOutput() with the op's kernel.
-template <InferFn kInfer, ComputeFn kCompute>
-void inferAndFoldSmall(InferContext& ctx) {
-  kInfer(ctx);
-  foldSmallIntegerOutput(ctx, kCompute);
-}
-
 }  // namespace
 
 void registerReduceOps(OpRegistry& r) {
   for (const char* op : {"ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
                          "ReduceLogSumExp", "ReduceSumSquare"}) {
     for (int v : {1, 11, 13, 18})
-      r.add({"", op, v, inferAndFoldSmall<inferReduce, computeReduce>, computeReduce});
+      r.add({"", op, v, inferReduce, computeReduce});
   }
   for (int v : {1, 11, 13})
-    r.add({"", "ReduceSum", v, inferAndFoldSmall<inferReduce, computeReduce>, computeReduce});
+    r.add({"", "ReduceSum", v, inferReduce, computeReduce});
   for (const char* op : {"ReduceMax", "ReduceMin"}) {
     for (int v : {1, 11, 12, 13, 18, 20})
-      r.add({"", op, v, inferAndFoldSmall<inferReduce, computeReduce>, computeReduce});
+      r.add({"", op, v, inferReduce, computeReduce});
   }
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     for (int v : {1, 11, 13})

@@ -202,22 +202,6 @@ TEST(ReduceOps, UnknownAxesKeepRankWithKeepdims) {
   EXPECT_FALSE(s.dims[2].isKnown());
 }
 
-TEST(ReduceOps, SmallIntegerReductionIsConstantDuringInference) {
-  // ReduceProd(Shape(x)) as in flatten-size computations: known at inference.
-  test::ModelBuilder b(18);
-  Tensor shape = test::int64Tensor({3}, {2, 3, 4});
-  shape.name = "shape";
-  Node* n = b.node("ReduceProd", {b.initializer(shape)}, 1,
-                   test::attrs(Attribute::makeInt("keepdims", 0)));
-  InferContext ic(*n, 18, 1, 1);
-  ic.input_types = {&n->input(0)->type};
-  ic.input_values = {&shape};
-  OpRegistry::instance().find("", "ReduceProd", 18)->infer(ic);
-  ASSERT_TRUE(ic.output_values[0].has_value());
-  EXPECT_EQ(ic.output_values[0]->rank(), 0u);
-  EXPECT_EQ(ic.output_values[0]->at<int64_t>(0), 24);
-}
-
 TEST(SoftmaxOps, AxisSemanticsChangeAtOpset13) {
   const std::vector<float> v = {0, 1, 2, 3, 4, 5};
   const Tensor x = test::floatTensor({1, 2, 3}, v);

@@ -705,13 +705,12 @@ class Reader {
       for (const auto& [present, kind] : fields) {
         if (!present) continue;
         if (has_type && kind != a.type) {
-          throw ParseError(where, "has type " + std::string(attrTypeName(a.type)) +
-                                      " but a " + std::string(attrTypeName(kind)) + " value");
+          throw ParseError(where, "has type " + std::string(attrTypeName(a.type)) + " but a " +
+                                      std::string(attrTypeName(kind)) + " value");
         }
         if (set) {
-          throw ParseError(where, "has more than one value (" +
-                                      std::string(attrTypeName(*set)) + " and " +
-                                      std::string(attrTypeName(kind)) + ")");
+          throw ParseError(where, "has more than one value (" + std::string(attrTypeName(*set)) +
+                                      " and " + std::string(attrTypeName(kind)) + ")");
         }
         set = kind;
       }

@@ -6,6 +6,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/pass_manager.h"
+#include "passes/propagation.h"
 #include "passes/registry.h"
 #include "test_util.h"
 
@@ -348,6 +349,27 @@ TEST(InferShapes, KeepsAndReportsAContradictingDeclaredShape) {
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("declared dim 1 = 4 but inference gives 3"), std::string::npos)
       << notes[0];
+}
+
+// ------------------------------------------------------------------ propagation
+
+// Shape arithmetic stays known during inference: ReduceProd(Shape(x)) of a
+// static x is a constant even though x's data is not.
+TEST(Propagation, SmallIntegerResultsAreKnownDuringInference) {
+  ModelBuilder b(18);
+  Value* x = b.input("x", DataType::kFloat, {2, 3, 4});
+  Value* shape = b.op("Shape", {x});
+  Value* prod = b.op("ReduceProd", {shape}, attrs(Attribute::makeInt("keepdims", 0)));
+  b.output(prod);
+  std::unique_ptr<Model> m = b.build();
+  Propagation prop(*m);
+  for (Node* n : m->graph->nodes())
+    EXPECT_TRUE(prop.inferNode(*n).ok);
+  const Tensor* v = prop.knownValue(prod);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->rank(), 0u);
+  EXPECT_EQ(v->at<int64_t>(0), 24);
+  EXPECT_EQ(prop.knownValue(x), nullptr);
 }
 
 // ------------------------------------------------------------------ pass manager
