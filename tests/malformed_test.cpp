@@ -602,8 +602,9 @@ TEST(Malformed, HandMadeCases) {
   add("2^62 int4, 0 bytes", initializerModel(tensorProto(22, {1ll << 62}, raw(0))), true);
   add("2^60 complex128, 0 bytes", initializerModel(tensorProto(15, {1ll << 60}, raw(0))), true);
   add("huge dims, small raw_data", initializerModel(tensorProto(1, {1ll << 40}, raw(16))), true);
+  // 4 TB of floats: a count mismatch on 64-bit targets, unaddressable on wasm32.
   add("huge dims, one float", initializerModel(tensorProto(1, {1ll << 40}, floats(1))), true,
-      "float_data has 1 values");
+      sizeof(size_t) == 8 ? "float_data has 1 values" : "too many to address");
   add("huge dims, one int64",
       initializerModel(tensorProto(7, {1ll << 45}, [](pbf_writer& w) { w.add_int64(7, 1); })),
       true);
