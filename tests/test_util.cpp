@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "kernels/op_registry.h"
+
 namespace onnxfold::test {
 
 namespace fs = std::filesystem;
@@ -184,6 +186,28 @@ void ModelBuilder::importDomain(const std::string& domain, int64_t version) {
 
 std::unique_ptr<Model> ModelBuilder::build() {
   return std::move(model_);
+}
+
+std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
+                          std::vector<Attribute> attrs, int64_t opset, size_t num_outputs) {
+  ModelBuilder b(opset);
+  std::vector<Value*> values;
+  std::vector<const Tensor*> ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].name = "in" + std::to_string(i);
+    values.push_back(b.initializer(inputs[i]));
+  }
+  for (const Tensor& t : inputs)
+    ptrs.push_back(&t);
+  Node* n = b.node(op, values, num_outputs, std::move(attrs));
+  return evaluateNode(*n, opset, ptrs);
+}
+
+std::vector<float> floatValues(const Tensor& t) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    v.push_back(t.at<float>(static_cast<size_t>(i)));
+  return v;
 }
 
 }  // namespace onnxfold::test

@@ -60,6 +60,12 @@ Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values,
 Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values,
                    std::string name = "");
 
+// Evaluates one op on constant inputs through the op registry (infer + compute).
+std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
+                          std::vector<Attribute> attrs, int64_t opset, size_t num_outputs);
+// The elements of a float32 tensor.
+std::vector<float> floatValues(const Tensor& t);
+
 // A vector of (move-only) attributes: attrs(Attribute::makeInt("axis", 1), ...).
 template <class... A>
 std::vector<Attribute> attrs(A&&... a) {

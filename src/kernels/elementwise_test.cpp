@@ -129,17 +129,7 @@ std::vector<double> valuesOf(const Tensor& t) {
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 17,
                         size_t num_outputs = 1) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    ins[i].name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(ins[i]));
-  }
-  for (const Tensor& t : ins)
-    ptrs.push_back(&t);
-  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
-  return evaluateNode(*n, opset, ptrs);
+  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
 }
 
 TEST(Elementwise, IntegerDivTruncatesAndModFollowsDivisor) {

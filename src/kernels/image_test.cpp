@@ -27,12 +27,7 @@ std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
   return evaluateNode(*n, opset, ptrs);
 }
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());

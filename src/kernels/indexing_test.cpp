@@ -17,17 +17,7 @@ namespace {
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 21,
                         size_t num_outputs = 1) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    ins[i].name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(ins[i]));
-  }
-  for (const Tensor& t : ins)
-    ptrs.push_back(&t);
-  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
-  return evaluateNode(*n, opset, ptrs);
+  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
 }
 
 Tensor i64(std::vector<int64_t> dims, const std::vector<int64_t>& v) {
@@ -45,12 +35,7 @@ std::vector<int64_t> ints(const Tensor& t) {
     v.push_back(t.at<int64_t>(static_cast<size_t>(i)));
   return v;
 }
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 // Runs only infer() for `op` on a symbolic int64 vector input 0 and constant others.
 struct SymbolicRun {

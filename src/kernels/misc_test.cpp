@@ -32,12 +32,7 @@ std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>&
   return evaluateNode(*n, opset, ins);
 }
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 Tensor strings(std::vector<int64_t> dims, std::vector<std::string> v) {
   Tensor t(DataType::kString, std::move(dims));

@@ -48,12 +48,7 @@ std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>&
   return evaluateNode(*n, opset, ins);
 }
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 std::vector<float> ramp(size_t n, float scale, float offset) {
   std::vector<float> v(n);

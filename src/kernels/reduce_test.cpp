@@ -40,25 +40,10 @@ namespace simd = kernels::reduce_simd;
 
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 18) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    ins[i].name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(ins[i]));
-  }
-  for (const Tensor& t : ins)
-    ptrs.push_back(&t);
-  Node* n = b.node(op, vals, 1, std::move(attrs));
-  return evaluateNode(*n, opset, ptrs);
+  return test::runOp(op, std::move(ins), std::move(attrs), opset, 1);
 }
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 std::vector<float> randomFloats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);

@@ -37,12 +37,7 @@ Tensor scalarI64(int64_t v) {
   return test::int64Tensor({}, {v});
 }
 
-std::vector<float> floats(const Tensor& t) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<float>(static_cast<size_t>(i)));
-  return v;
-}
+constexpr auto floats = &test::floatValues;
 
 // Direct DFT of a complex sequence.
 std::vector<std::complex<double>> refDft(const std::vector<std::complex<double>>& x, bool inverse) {
