@@ -104,20 +104,8 @@ void fold(const Chain& c, Rewriter& rw) {
     s[m] = floatAt(scale, m) / std::sqrt(floatAt(var, m) + eps);
     nb[m] = ((b ? floatAt(*b, m) : 0.0) - floatAt(mean, m)) * s[m] + floatAt(bias, m);
   }
-  // Output channel of each weight element: dim 0 for Conv; for ConvTranspose,
-  // dim 1 within each group of dim 0.
   const auto& d = w.dims();
-  const int64_t inner = w.numElements() / (d[0] * d[1]);
-  std::vector<double> nw(static_cast<size_t>(w.numElements()));
-  for (int64_t i0 = 0; i0 < d[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < d[1]; ++i1) {
-      const int64_t m = transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0;
-      for (int64_t k = 0; k < inner; ++k) {
-        const auto idx = static_cast<size_t>((i0 * d[1] + i1) * inner + k);
-        nw[idx] = floatAt(w, idx) * s[static_cast<size_t>(m)];
-      }
-    }
-  }
+  const std::vector<double> nw = patterns::scaleOutputChannels(w, transpose, group, s);
   Value* new_w =
       rw.constant(patterns::floatTensorLike(w.dtype(), d, nw), conv->input(1)->name() + "_bn");
   Value* new_b =

@@ -68,17 +68,7 @@ void fold(const Chain& c, Rewriter& rw) {
   const std::vector<double> s = perChannelValues(*constantOf(otherOperand(c)), channels);
 
   const auto& d = w.dims();
-  const int64_t inner = w.numElements() / (d[0] * d[1]);
-  std::vector<double> nw(static_cast<size_t>(w.numElements()));
-  for (int64_t i0 = 0; i0 < d[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < d[1]; ++i1) {
-      const int64_t m = transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0;
-      for (int64_t k = 0; k < inner; ++k) {
-        const auto idx = static_cast<size_t>((i0 * d[1] + i1) * inner + k);
-        nw[idx] = floatAt(w, idx) * s[static_cast<size_t>(m)];
-      }
-    }
-  }
+  const std::vector<double> nw = patterns::scaleOutputChannels(w, transpose, group, s);
   conv->setInput(1,
                  rw.constant(floatTensorLike(w.dtype(), d, nw), conv->input(1)->name() + "_mul"));
   if (b != nullptr) {

@@ -140,4 +140,23 @@ void bypass(Node* n, Value* x, Rewriter& rw) {
   rw.replaceNode(n, {x});
 }
 
+std::vector<double> scaleOutputChannels(const Tensor& w, bool transpose, int64_t group,
+                                        const std::vector<double>& s) {
+  // Output channel of each weight element: dim 0 for Conv; for ConvTranspose,
+  // dim 1 within each group of dim 0.
+  const auto& d = w.dims();
+  const int64_t inner = w.numElements() / (d[0] * d[1]);
+  std::vector<double> nw(static_cast<size_t>(w.numElements()));
+  for (int64_t i0 = 0; i0 < d[0]; ++i0) {
+    for (int64_t i1 = 0; i1 < d[1]; ++i1) {
+      const int64_t m = transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0;
+      for (int64_t k = 0; k < inner; ++k) {
+        const auto idx = static_cast<size_t>((i0 * d[1] + i1) * inner + k);
+        nw[idx] = floatAt(w, idx) * s[static_cast<size_t>(m)];
+      }
+    }
+  }
+  return nw;
+}
+
 }  // namespace onnxfold::patterns
