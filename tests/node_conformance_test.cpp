@@ -301,6 +301,8 @@ NodeTestResult runNodeTest(const fs::path& dir) {
 
 // One list per check: "fold" (values) and "infer" (types and shapes).
 struct Tally {
+  Tally(std::string k, std::map<std::string, std::string> e)
+      : kind(std::move(k)), expected(std::move(e)) {}
   std::string kind;
   std::map<std::string, std::string> expected;
   size_t passed = 0, failed = 0, unexpected = 0, fixed = 0;
