@@ -38,6 +38,8 @@ struct Options {
   int64_t constructor_budget = 64;
   // Fold DequantizeLinear of integer weights too (normally kept for quantization).
   bool fold_dequantize_weights = false;
+  // Quantization finalize mode: "" (off), "qoperator", "integer" or "qdq-clean".
+  std::string quant;
   // Free-form pass settings ("pass.key" -> value).
   std::map<std::string, std::string> extra;
   int max_iterations = 8;

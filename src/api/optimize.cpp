@@ -62,6 +62,11 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   pmo.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
     progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
   };
+  if (!options.quant.empty()) {
+    // Placeholder until the quantization-finalize passes land (issue #4).
+    throw Error("option quant: quantization finalize ('" + options.quant +
+                "') is not available in this build yet");
+  }
   PassManager pm(pmo);
   pm.addByName(options.passes.empty() ? defaultPipeline() : options.passes);
 
