@@ -11,6 +11,7 @@
 //   cancel_squeeze_unsqueeze.cpp       Squeeze/Unsqueeze of the same axes -> none
 //   eliminate_noops.cpp                Cast/Expand/Pad/Slice/Identity/Dropout/Concat/Split no-ops
 //   eliminate_arithmetic_identities.cpp  x*1, x+0, x-0, x/1
+//   drop_zero_rnn_state.cpp            RNN/GRU/LSTM initial states known to be zero
 // Each pattern documents its Before/After, conditions and algebra in its file,
 // and leaves the graph alone when unsure.
 #include "passes/passes.h"
@@ -39,6 +40,7 @@ class FreezingPatterns : public Pass {
     addCancelSqueezeUnsqueezePatterns(patterns);
     addEliminateNoOpPatterns(patterns);
     addArithmeticIdentityPatterns(patterns);
+    addDropZeroRnnStatePatterns(patterns);
     bool changed = false;
     forEachGraph(model, [&](Graph& g) {
       changed |= applyPatternsGreedily(model, g, patterns, ctx).changed;

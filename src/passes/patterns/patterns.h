@@ -24,6 +24,7 @@ void addCancelSqueezeUnsqueezePatterns(PatternList& out);  // patterns/cancel_sq
 void addEliminateNoOpPatterns(PatternList& out);           // patterns/eliminate_noops.cpp
 // patterns/eliminate_arithmetic_identities.cpp
 void addArithmeticIdentityPatterns(PatternList& out);
+void addDropZeroRnnStatePatterns(PatternList& out);  // patterns/drop_zero_rnn_state.cpp
 
 // Shared helpers for pattern builders.
 namespace patterns {

@@ -709,5 +709,88 @@ TEST(ArithmeticIdentities, IntegerConstants) {
   EXPECT_EQ(graphText(*m->graph), "out = Neg(x)\n-> out");
 }
 
+// ------------------------------------------------------- zero initial RNN states
+
+// x [T=3, batch, 4] -> LSTM(hidden 5) whose initial_h / initial_c are built from
+// x's batch size (Shape -> Gather -> Unsqueeze -> Concat -> ConstantOfShape(fill)),
+// as exporters write them.
+std::unique_ptr<Model> lstmWithBuiltState(float fill) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {3, -1, 4});
+  Value* w = b.initializer("W", {1, 20, 4}, ramp(80));
+  Value* r = b.initializer("R", {1, 20, 5}, ramp(100, 0.11f));
+  Value* bias = b.initializer("B", {1, 40}, ramp(40, 0.07f));
+  Value* shape = b.op("Shape", {x});
+  Value* batch = b.op("Gather", {shape, b.initializer(int64Tensor({}, {1}))},
+                      attrs(Attribute::makeInt("axis", 0)));
+  Value* batch1 = b.op("Unsqueeze", {batch, b.initializer(int64Tensor({1}, {0}))});
+  Value* dims =
+      b.op("Concat",
+           {b.initializer(int64Tensor({1}, {1})), batch1, b.initializer(int64Tensor({1}, {5}))},
+           attrs(Attribute::makeInt("axis", 0)));
+  Value* state = b.op("ConstantOfShape", {dims},
+                      attrs(Attribute::makeTensor("value", floatTensor({1}, {fill}))));
+  Node* lstm = b.node("LSTM", {x, w, r, bias, nullptr, state, state}, 3,
+                      attrs(Attribute::makeInt("hidden_size", 5)));
+  for (size_t i = 0; i < 3; ++i)
+    b.output(lstm->output(i));
+  return b.build();
+}
+
+TEST(DropZeroRnnState, ZeroStatesBuiltFromTheBatchSizeGoWithTheirChain) {
+  std::unique_ptr<Model> m = lstmWithBuiltState(0.0f);
+  std::map<std::string, Tensor> in{{"x", floatTensor({3, 2, 4}, ramp(24, 0.19f))}};
+  const auto counters = runAndCompare(*m, in);
+  EXPECT_EQ(counters.at("pattern drop-zero-initial-state-LSTM"), 1);
+  Node* lstm = nullptr;
+  for (Node* n : m->graph->nodes())
+    if (n->op_type == "LSTM") lstm = n;
+  ASSERT_NE(lstm, nullptr);
+  EXPECT_EQ(lstm->numInputs(), 4u);  // X, W, R, B: the trailing optional inputs are left out
+  PassOptions options;
+  PassContext ctx(options);
+  createPass("dce")->run(*m, ctx);
+  EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 0u);
+  EXPECT_EQ(countOps(*m->graph, "Shape"), 0u);
+}
+
+TEST(DropZeroRnnState, NonZeroOrUnknownStatesStay) {
+  std::unique_ptr<Model> m = lstmWithBuiltState(0.5f);
+  std::map<std::string, Tensor> in{{"x", floatTensor({3, 2, 4}, ramp(24, 0.19f))}};
+  auto counters = runAndCompare(*m, in);
+  EXPECT_EQ(counters.count("pattern drop-zero-initial-state-LSTM"), 0u);
+
+  // A GRU whose initial_h is a graph input: nothing is known about it.
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {3, 2, 4});
+  Value* h0 = b.input("h0", DataType::kFloat, {1, 2, 5});
+  Node* gru = b.node("GRU",
+                     {x, b.initializer("W", {1, 15, 4}, ramp(60)),
+                      b.initializer("R", {1, 15, 5}, ramp(75, 0.13f)), nullptr, nullptr, h0},
+                     2, attrs(Attribute::makeInt("hidden_size", 5)));
+  b.output(gru->output(0));
+  m = b.build();
+  counters = runPatterns(*m);
+  EXPECT_EQ(counters.count("pattern drop-zero-initial-state-GRU"), 0u);
+  EXPECT_EQ(gru->input(5), h0);
+}
+
+TEST(DropZeroRnnState, ZeroInitializerStateOfAGru) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {3, 2, 4});
+  Node* gru = b.node(
+      "GRU",
+      {x, b.initializer("W", {1, 15, 4}, ramp(60)), b.initializer("R", {1, 15, 5}, ramp(75, 0.13f)),
+       nullptr, nullptr, b.initializer("h0", {1, 2, 5}, std::vector<float>(10, 0.0f))},
+      2, attrs(Attribute::makeInt("hidden_size", 5)));
+  b.output(gru->output(0));
+  b.output(gru->output(1));
+  std::unique_ptr<Model> m = b.build();
+  std::map<std::string, Tensor> in{{"x", floatTensor({3, 2, 4}, ramp(24, 0.19f))}};
+  const auto counters = runAndCompare(*m, in);
+  EXPECT_EQ(counters.at("pattern drop-zero-initial-state-GRU"), 1);
+  EXPECT_EQ(gru->numInputs(), 3u);
+}
+
 }  // namespace
 }  // namespace onnxfold
