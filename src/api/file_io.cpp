@@ -207,4 +207,8 @@ ModelSummary inspectFile(const std::string& path) {
   return inspect(readFileBuffer(path), fileExternalIO(path, path, nullptr));
 }
 
+std::string modelTextFile(const std::string& path) {
+  return modelText(readFileBuffer(path), fileExternalIO(path, path, nullptr));
+}
+
 }  // namespace onnxfold

@@ -38,5 +38,6 @@ class AtomicFile : public Sink {
 Report optimizeFile(const std::string& in, const std::string& out, Options options);
 
 ModelSummary inspectFile(const std::string& path);
+std::string modelTextFile(const std::string& path);
 
 }  // namespace onnxfold

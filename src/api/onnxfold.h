@@ -128,6 +128,9 @@ struct Report {
 // Summary of a model (the CLI's `info`).
 ModelSummary inspect(const Buffer& model, const ExternalDataIO& io = {});
 
+// The whole model as readable text, one node per line (the CLI's `info --graph`).
+std::string modelText(const Buffer& model, const ExternalDataIO& io = {});
+
 // Reads `model`, runs the pipeline, writes the result to `out`.
 Report optimize(const Buffer& model, Sink& out, const Options& options = {},
                 const ExternalDataIO& io = {});

@@ -3,6 +3,7 @@
 
 #include "api/onnxfold.h"
 #include "api/summary.h"
+#include "ir/printer.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "passes/pass_manager.h"
@@ -38,6 +39,12 @@ ModelSummary inspect(const Buffer& bytes, const ExternalDataIO& io) {
   ro.open_external = io.open;
   std::unique_ptr<Model> m = readModel(bytes, ro);
   return summarize(*m);
+}
+
+std::string modelText(const Buffer& bytes, const ExternalDataIO& io) {
+  ReadOptions ro;
+  ro.open_external = io.open;
+  return toString(*readModel(bytes, ro));
 }
 
 std::vector<std::string> availablePasses() {

@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   bool info_json = false;
   info->add_option("model", info_path, "The .onnx file")->required();
   info->add_flag("--json", info_json, "Print JSON instead of text");
+  bool info_graph = false;
+  info->add_flag("--graph", info_graph, "Print the whole graph, one node per line");
 
   // optimize
   auto* opt = app.add_subcommand("optimize", "Optimize a model and write the result");
@@ -112,6 +114,10 @@ int main(int argc, char** argv) {
 
   try {
     if (info->parsed()) {
+      if (info_graph) {
+        std::cout << onnxfold::modelTextFile(info_path);
+        return 0;
+      }
       const onnxfold::ModelSummary s = onnxfold::inspectFile(info_path);
       std::cout << (info_json ? s.toJson() + "\n" : s.toText());
       return 0;
