@@ -203,6 +203,26 @@ Report optimizeFile(const std::string& in, const std::string& out, Options optio
   return r;
 }
 
+SplitReport splitConstantsFile(const std::string& in, const std::string& prep,
+                               const std::string& main, const Options& options) {
+  for (const std::string* out : {&prep, &main}) {
+    if (sameFile(in, *out)) {
+      throw Error("the output '" + *out +
+                  "' is the input file; onnxfold never overwrites its input");
+    }
+  }
+  if (prep == main || sameFile(prep, main)) {
+    throw Error("--prep and --main name the same file '" + prep + "'");
+  }
+  Buffer bytes = readFileBuffer(in);
+  AtomicFile prep_file(prep), main_file(main);
+  SplitReport r =
+      splitConstants(bytes, prep_file, main_file, options, fileExternalIO(in, in, nullptr));
+  prep_file.commit();
+  main_file.commit();
+  return r;
+}
+
 ModelSummary inspectFile(const std::string& path) {
   return inspect(readFileBuffer(path), fileExternalIO(path, path, nullptr));
 }

@@ -38,6 +38,12 @@ class AtomicFile : public Sink {
 Report optimizeFile(const std::string& in, const std::string& out, Options options);
 
 ModelSummary inspectFile(const std::string& path);
+
+// split-constants on files: prep and main are each written atomically (main after
+// prep, so a failed run leaves at most prep).
+// Refuses to overwrite the input or to write both models to one file.
+SplitReport splitConstantsFile(const std::string& in, const std::string& prep,
+                               const std::string& main, const Options& options = {});
 std::string modelTextFile(const std::string& path);
 
 }  // namespace onnxfold

@@ -139,4 +139,31 @@ Report optimize(const Buffer& model, Sink& out, const Options& options = {},
 std::vector<std::string> availablePasses();
 std::vector<std::string> defaultPasses();
 
+// --- Unflatten (module hierarchy) and constant-graph split
+
+// The module tree recovered from node names / torch metadata, as JSON (path,
+// name, class, nodes, own_nodes, param_bytes, ops, calls, children) or as an
+// indented listing down to `max_depth` (< 0: all).
+std::string moduleTreeJson(const Buffer& model, const ExternalDataIO& io = {}, int max_depth = -1);
+std::string moduleTreeText(const Buffer& model, int max_depth = -1, const ExternalDataIO& io = {});
+
+struct SplitReport {
+  size_t original_nodes = 0;
+  size_t prep_nodes = 0;  // nodes computing from weights only
+  size_t main_nodes = 0;
+  size_t prep_inputs = 0;                   // weights prep reads (its inputs and initializers)
+  std::vector<std::string> values;          // prep outputs = main inputs with initializers
+  uint64_t value_bytes = 0;                 // bytes of those values
+  uint64_t prep_bytes = 0, main_bytes = 0;  // written model sizes
+  std::string toJson(int indent = 2) const;
+};
+
+// Splits off the constant graph: `prep` computes, from the weights (its inputs,
+// also its initializers), every value the folder would compute that the rest
+// needs; `main` takes those values as inputs backed by initializers. Running prep
+// then main (prep's outputs fed by name) computes what the model does.
+// Options used: fold_dequantize_weights.
+SplitReport splitConstants(const Buffer& model, Sink& prep, Sink& main, const Options& options = {},
+                           const ExternalDataIO& io = {});
+
 }  // namespace onnxfold

@@ -7,6 +7,7 @@
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "passes/pass_manager.h"
+#include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
 
 namespace onnxfold {
@@ -69,13 +70,12 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   pmo.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
     progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
   };
-  if (!options.quant.empty()) {
-    // Placeholder until the quantization-finalize passes land (issue #4).
-    throw Error("option quant: quantization finalize ('" + options.quant +
-                "') is not available in this build yet");
-  }
+  // Quantization finalize picks its own pipeline (explicit passes still win);
+  // an unknown mode fails here, before any work.
+  std::vector<std::string> pipeline = defaultPipeline();
+  if (!options.quant.empty()) pipeline = quantPipeline(options.quant);
   PassManager pm(pmo);
-  pm.addByName(options.passes.empty() ? defaultPipeline() : options.passes);
+  pm.addByName(options.passes.empty() ? pipeline : options.passes);
 
   progress("read", "", 0);
   auto t0 = std::chrono::steady_clock::now();

@@ -1,4 +1,4 @@
-// onnxfold command-line tool: info, optimize, passes.
+// onnxfold command-line tool: info, optimize, passes, tree, split-constants.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -102,13 +102,42 @@ int main(int argc, char** argv) {
                   "External-data file name, beside the output (default: <output>.data)");
   opt->add_option("--max-iterations", options.max_iterations, "Cap on pipeline repetitions");
   opt->add_flag("--verify", options.verify_each, "Run the IR verifier after every pass");
+  opt->add_option("--quant", options.quant,
+                  "Quantization finalize of a QDQ model: qoperator (QLinear* ops), integer "
+                  "(ConvInteger/MatMulInteger + float rescale) or qdq-clean (weights folded, "
+                  "QDQ layout kept)");
   opt->add_option("--report", report_path, "Write the JSON report to this file");
   opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
+  std::vector<std::string> extra;
+  opt->add_option("--extra", extra,
+                  "Pass settings KEY=VALUE, e.g. outline-functions.depth=1 (repeatable)");
   opt->add_flag("--explain", explain,
                 "List the nodes that were not folded, and why (also in the --report JSON)");
 
   // passes
   auto* list = app.add_subcommand("passes", "List the available passes and the default pipeline");
+
+  // tree
+  auto* tree = app.add_subcommand(
+      "tree", "Show the module hierarchy recovered from node names or torch metadata");
+  std::string tree_path;
+  bool tree_json = false;
+  int tree_depth = -1;
+  tree->add_option("model", tree_path, "The .onnx file")->required();
+  tree->add_flag("--json", tree_json, "Print JSON instead of text");
+  tree->add_option("--depth", tree_depth,
+                   "Show modules down to this depth, 1 = the root's children (default: all)");
+
+  // split-constants
+  auto* split = app.add_subcommand("split-constants",
+                                   "Write prep.onnx (computes every foldable value from the "
+                                   "weights) and main.onnx (takes them as inputs)");
+  std::string split_in, split_prep, split_main;
+  bool split_json = false;
+  split->add_option("model", split_in, "The model to split (never modified)")->required();
+  split->add_option("--prep", split_prep, "Where to write the constant graph")->required();
+  split->add_option("--main", split_main, "Where to write the rest")->required();
+  split->add_flag("--json", split_json, "Print the report as JSON");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -122,6 +151,27 @@ int main(int argc, char** argv) {
       std::cout << (info_json ? s.toJson() + "\n" : s.toText());
       return 0;
     }
+    if (tree->parsed()) {
+      if (tree_json) {
+        std::cout << onnxfold::moduleTreeJson(onnxfold::readFileBuffer(tree_path), {}, tree_depth)
+                  << "\n";
+      } else {
+        std::cout << onnxfold::moduleTreeText(onnxfold::readFileBuffer(tree_path), tree_depth);
+      }
+      return 0;
+    }
+    if (split->parsed()) {
+      const onnxfold::SplitReport r =
+          onnxfold::splitConstantsFile(split_in, split_prep, split_main);
+      if (split_json) {
+        std::cout << r.toJson() << "\n";
+      } else {
+        std::printf("%s: %zu nodes, %zu weights in, %zu values out (%s)\n%s: %zu nodes (was %zu)\n",
+                    split_prep.c_str(), r.prep_nodes, r.prep_inputs, r.values.size(),
+                    mib(r.value_bytes).c_str(), split_main.c_str(), r.main_nodes, r.original_nodes);
+      }
+      return 0;
+    }
     if (list->parsed()) {
       std::cout << "available passes:\n";
       for (const std::string& p : onnxfold::availablePasses())
@@ -131,6 +181,14 @@ int main(int argc, char** argv) {
         std::cout << " " << p;
       std::cout << "\n";
       return 0;
+    }
+    for (const std::string& kv : extra) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        std::cerr << "onnxfold: error: --extra expects KEY=VALUE, got '" << kv << "'\n";
+        return 2;
+      }
+      options.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
     options.passes = splitList(passes);
     options.preserve = splitList(preserve);

@@ -1,5 +1,8 @@
 #include "passes/passes.h"
 
+#include "passes/quant/quant_fuse.h"
+#include "passes/unflatten/unflatten_passes.h"
+
 namespace onnxfold {
 
 std::vector<PassFactory> builtinPassFactories() {
@@ -10,7 +13,13 @@ std::vector<PassFactory> builtinPassFactories() {
           createFreeze,
           createFreezingPatterns,
           createPoolConstants,
-          createEliminateCommonSubexpressions};
+          createEliminateCommonSubexpressions,
+          createOutlineFunctions,
+          createInlineFunctions,
+          createQuantFoldWeights,
+          createQuantFuseQOperator,
+          createQuantFuseInteger,
+          createQuantCleanup};
 }
 
 }  // namespace onnxfold

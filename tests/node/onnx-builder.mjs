@@ -107,3 +107,98 @@ export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs 
   m.msg(8, new Writer().str(1, '').int(2, opset));
   return m.finish();
 }
+
+// ---------------------------------------------------------------- reading
+
+class Reader {
+  constructor(bytes) { this.b = bytes; this.pos = 0; }
+  done() { return this.pos >= this.b.length; }
+  varint() {
+    let x = 0n;
+    let shift = 0n;
+    for (;;) {
+      const byte = this.b[this.pos++];
+      x |= BigInt(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return x;
+      shift += 7n;
+    }
+  }
+  // [field, wire, value]: value is a BigInt (varint), a Uint8Array (length-delimited) or bytes (fixed).
+  next() {
+    const key = Number(this.varint());
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (wire === 0) return [field, wire, this.varint()];
+    if (wire === 2) {
+      const n = Number(this.varint());
+      const v = this.b.subarray(this.pos, this.pos + n);
+      this.pos += n;
+      return [field, wire, v];
+    }
+    const n = wire === 5 ? 4 : wire === 1 ? 8 : -1;
+    if (n < 0) throw new Error(`onnx-builder: unsupported wire type ${wire}`);
+    const v = this.b.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return [field, wire, v];
+  }
+}
+
+const text = (b) => new TextDecoder().decode(b);
+const DTYPE_NAMES = Object.fromEntries(Object.entries(DTYPES).map(([k, v]) => [v, k]));
+
+/**
+ * readModel(bytes) -> {opsets: {domain: version}, nodes: [{op, domain, inputs, outputs}],
+ *   initializers: [{name, type, dims, raw}]} for the main graph. Enough to check what an
+ *   optimizer produced: tensors must use raw_data (what onnxfold writes); external data is
+ *   not resolved (raw stays null).
+ */
+export function readModel(bytes) {
+  const model = { opsets: {}, nodes: [], initializers: [] };
+  const m = new Reader(bytes);
+  while (!m.done()) {
+    const [f, , v] = m.next();
+    if (f === 8) {
+      const o = new Reader(v);
+      let domain = '';
+      let version = 0;
+      while (!o.done()) {
+        const [g, , x] = o.next();
+        if (g === 1) domain = text(x);
+        if (g === 2) version = Number(x);
+      }
+      model.opsets[domain] = version;
+    }
+    if (f !== 7) continue;
+    const g = new Reader(v);
+    while (!g.done()) {
+      const [gf, , gv] = g.next();
+      if (gf === 1) {
+        const node = { op: '', domain: '', inputs: [], outputs: [] };
+        const n = new Reader(gv);
+        while (!n.done()) {
+          const [nf, , nv] = n.next();
+          if (nf === 1) node.inputs.push(text(nv));
+          else if (nf === 2) node.outputs.push(text(nv));
+          else if (nf === 4) node.op = text(nv);
+          else if (nf === 7) node.domain = text(nv);
+        }
+        model.nodes.push(node);
+      } else if (gf === 5) {
+        const t = { name: '', type: '', dims: [], raw: null };
+        const r = new Reader(gv);
+        while (!r.done()) {
+          const [tf, tw, tv] = r.next();
+          if (tf === 1 && tw === 0) t.dims.push(Number(tv));
+          else if (tf === 1 && tw === 2) {
+            const p = new Reader(tv);
+            while (!p.done()) t.dims.push(Number(p.varint()));
+          } else if (tf === 2) t.type = DTYPE_NAMES[Number(tv)] ?? String(tv);
+          else if (tf === 8) t.name = text(tv);
+          else if (tf === 9) t.raw = tv;
+        }
+        model.initializers.push(t);
+      }
+    }
+  }
+  return model;
+}

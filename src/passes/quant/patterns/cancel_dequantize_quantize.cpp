@@ -1,0 +1,56 @@
+// A DequantizeLinear followed by a QuantizeLinear with the same parameters
+// gives back the quantized tensor.
+//
+// Before:  %f = DQ(%q, s, z); %r = Q(%f, s, z)
+// After:   %r is %q (the DQ stays for its other users, if any)
+//
+// Conditions: both have constant, identical parameters (type, layout, scale
+// and zero point; an absent zero point is 0); Q has no output_dtype other than
+// the DQ input's type (paramsOf compares the quantized types).
+// Algebra: Q(DQ(q)) = sat(round(((q - z) * s) / s) + z); (q - z) * s / s is
+// within one float rounding of the integer q - z, whose magnitude is below
+// 2^17, so it rounds back to q - z, and q is in range. The converse, Q then DQ,
+// loses precision and is never removed here.
+#include "passes/quant/quant.h"
+
+namespace onnxfold::quant {
+
+namespace {
+
+class CancelDequantizeQuantize : public RewritePattern {
+ public:
+  CancelDequantizeQuantize() : RewritePattern("cancel-dequantize-quantize", "QuantizeLinear", 4) {}
+
+  bool match(const Model&, Node& q, std::string& why) const override {
+    Node* dq = dequantizeOf(q.input(0));
+    if (dq == nullptr) {
+      why = "input is not a DequantizeLinear";
+      return false;
+    }
+    auto a = paramsOf(dq, why);
+    auto b = paramsOf(&q, why);
+    if (!a || !b) return false;
+    if (!sameParams(*a, *b) || a->qtype == DataType::kInt32) {
+      why = "parameters differ";
+      return false;
+    }
+    const int64_t out_type = dq->attrInt("output_dtype", 0);
+    if (out_type != 0 && out_type != static_cast<int64_t>(DataType::kFloat)) {
+      why = "DequantizeLinear does not produce float32";
+      return false;
+    }
+    return true;
+  }
+
+  void rewrite(Node& q, Rewriter& rw) const override {
+    rw.replaceNode(&q, {q.input(0)->producer()->input(0)});
+  }
+};
+
+}  // namespace
+
+void addCancelDequantizeQuantizePatterns(PatternList& out) {
+  out.push_back(std::make_unique<CancelDequantizeQuantize>());
+}
+
+}  // namespace onnxfold::quant

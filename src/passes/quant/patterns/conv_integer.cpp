@@ -1,0 +1,60 @@
+// DQ(x), DQ(w) [, bias] -> Conv becomes ConvInteger with a float rescale.
+//
+// Before:  %c = Conv(DQ(%xq, sx, zx), DQ(%wq, sw, zw), %bias)
+// After:   %acc = ConvInteger(%xq, %wq, zx, zw)               (int32, Conv's attributes)
+//          %c = Mul(Cast(Add(%acc, %bq)), sx*sw) [+ %bias_f]
+//
+// Conditions: as for qlinear_conv.cpp (matchQuantConv), except that no Q needs
+// to follow and the bias may be either the int32 DQ form (added before the
+// Cast, as QLinearConv does) or a constant float32 [M] (added after the Mul).
+// sx*sw is per tensor or per output channel ([M, 1, ...]).
+// Algebra: Conv(DQ(x), DQ(w)) = sx * sw[m] * sum((xq - zx) * (wq - zw)) +
+// bias; ConvInteger computes the sum exactly in int32, and
+// DQ(bq) = sx * sw[m] * bq.
+#include "passes/quant/quant.h"
+
+namespace onnxfold::quant {
+
+namespace {
+
+class ConvIntegerPattern : public RewritePattern {
+ public:
+  ConvIntegerPattern() : RewritePattern("conv-integer", "Conv", 1) {}
+
+  bool match(const Model&, Node& conv, std::string& why) const override {
+    if (conv.output(0) == nullptr) return false;
+    return matchQuantConv(&conv, why, /*allow_float_bias=*/true).has_value();
+  }
+
+  void rewrite(Node& conv, Rewriter& rw) const override {
+    std::string why;
+    const QuantConv c = *matchQuantConv(&conv, why, true);
+    const std::string base = conv.output(0)->name();
+    Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
+                              base + "_w_zero_point");
+    Node* ci =
+        createTyped(rw, "ConvInteger", {c.x_q, c.w_q, zeroPointValue(rw, c.x, base + "_x"), zw},
+                    &conv, DataType::kInt32, conv.output(0));
+    copyAttributes(conv, ci);
+    ci->name = conv.name;
+    Rescale r;
+    r.acc = ci->output(0);
+    r.like = conv.output(0);
+    r.before = &conv;
+    r.rank = rankOf(c.w_q);  // the output has the weight's rank
+    r.channel_axis = 1;
+    r.scale = biasScale(c.x, c.w, c.w.perTensor() ? 1 : c.channels);
+    r.bias_q = c.bias_q != nullptr ? constantOf(c.bias_q) : nullptr;
+    r.bias_f = c.bias_f;
+    r.base = base;
+    rw.replaceNode(&conv, {buildRescale(rw, r)});
+  }
+};
+
+}  // namespace
+
+void addConvIntegerPatterns(PatternList& out) {
+  out.push_back(std::make_unique<ConvIntegerPattern>());
+}
+
+}  // namespace onnxfold::quant

@@ -1,0 +1,67 @@
+// DQ(x), DQ(w) [, DQ(bias)] -> Conv -> Q(y) becomes one QLinearConv.
+//
+// Before:  %c = Conv(DQ(%xq, sx, zx), DQ(%wq, sw, zw), DQ(%bq, sx*sw, 0)); %yq = Q(%c, sy, zy)
+// After:   %yq = QLinearConv(%xq, sx, zx, %wq, sw, zw, sy, zy, %bq)   (Conv's attributes)
+//
+// Conditions (matchQuantConv in quant.cpp): x per tensor, 8-bit; w a constant
+// 8-bit tensor, per tensor or per output channel (axis 0); the bias absent or
+// an int32 constant dequantized with zero point 0 and scale sx * sw (what
+// quant-fold-weights makes of a float bias); Q per tensor, 8-bit; the Conv
+// feeds only the Q. A per-channel weight zero point that is uniform becomes a
+// scalar (runtimes accept only a uniform one).
+// Algebra: QLinearConv is defined as exactly this composition, with the
+// accumulation in int32 and the rescale sx*sw/sy applied before rounding; the
+// float Conv differs only by float rounding of the same sum.
+#include "passes/quant/quant.h"
+
+namespace onnxfold::quant {
+
+namespace {
+
+class QLinearConvPattern : public RewritePattern {
+ public:
+  QLinearConvPattern() : RewritePattern("qlinear-conv", "QuantizeLinear", 1) {}
+
+  bool match(const Model&, Node& q, std::string& why) const override {
+    Node* conv = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
+    if (conv == nullptr || !conv->isOp("Conv") || !hasSingleUse(q.input(0)) ||
+        conv->graph() != q.graph()) {
+      why = "Conv does not feed the QuantizeLinear alone";
+      return false;
+    }
+    auto y = paramsOf(&q, why);
+    if (!y) return false;
+    if (!y->perTensor() || !is8Bit(y->qtype)) {
+      why = "output quantization is not per-tensor 8-bit";
+      return false;
+    }
+    return matchQuantConv(conv, why).has_value();
+  }
+
+  void rewrite(Node& q, Rewriter& rw) const override {
+    std::string why;
+    Node* conv = q.input(0)->producer();
+    const QuantConv c = *matchQuantConv(conv, why);
+    const QParams y = *paramsOf(&q, why);
+    const std::string base = conv->output(0)->name();
+    Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
+                              base + "_w_zero_point");
+    std::vector<Value*> in = {
+        c.x_q, scaleValue(c.x), zeroPointValue(rw, c.x, base + "_x"), c.w_q, scaleValue(c.w),
+        zw,    scaleValue(y),   zeroPointValue(rw, y, base + "_y")};
+    if (c.bias_q != nullptr) in.push_back(c.bias_q);
+    Node* n = createTyped(rw, "QLinearConv", in, &q, y.qtype, q.output(0));
+    copyAttributes(*conv, n);
+    n->name = conv->name;
+    rw.replaceNode(&q, {n->output(0)});
+    rw.erase(conv);
+  }
+};
+
+}  // namespace
+
+void addQLinearConvPatterns(PatternList& out) {
+  out.push_back(std::make_unique<QLinearConvPattern>());
+}
+
+}  // namespace onnxfold::quant
