@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <string>
@@ -119,7 +120,17 @@ uint64_t Tensor::contentHash() const {
       mix(s.data(), s.size());
     }
   } else {
-    mix(buffer_.data(), buffer_.size());
+    // Whole 8-byte words first: one multiply per word instead of per byte (pool-constants hashes
+    // every weight each round; byte-wise FNV was its main cost, in wasm most of all).
+    const uint8_t* p = buffer_.data();
+    size_t n = buffer_.size();
+    for (; n >= 8; p += 8, n -= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      h = (h ^ w) * 1099511628211ull;
+      h ^= h >> 29;
+    }
+    mix(p, n);
   }
   return h;
 }
