@@ -6,8 +6,29 @@ if(NOT EMSCRIPTEN)
 endif()
 
 # Every object must use the same exception mode (googletest included), at compile and link time.
-add_compile_options(-msimd128 -fwasm-exceptions)
-add_link_options(-fwasm-exceptions)
+# -mbulk-memory: memcpy/memset of our code become memory.copy/memory.fill instructions, which run
+# at native speed even before V8 tiers a function up (byte loops in Liftoff code were a large
+# share of a one-shot optimize); every engine with SIMD128 has bulk memory too.
+add_compile_options(-msimd128 -mbulk-memory -fwasm-exceptions)
+add_link_options(-fwasm-exceptions -mbulk-memory)
+
+# Optimize for size, except the kernels. A typical run of the module is one optimize call: V8 runs
+# each function in its baseline compiler (Liftoff) first and recompiles hot ones with TurboFan in
+# background threads. At -O3 the reader and pass drivers are heavily inlined (functions of 10-18
+# KB) and TurboFan spent ~0.75 s of CPU on them in a mobilenet_v2 run that was over before the
+# code was ready. -Os keeps them small (less to compile, a smaller .wasm to download); the code
+# that loops over tensor elements keeps -O3 (vectorized loops, inlined element access): the
+# kernels, tensor storage (hashing, allocation) and the freezing patterns' weight arithmetic
+# (at -Os its per-element vector construction alone cost ~60 ms on mobilenet_v2). Without
+# -ffast-math and with no FMA in wasm, the optimization level does not change float results
+# (determinism.test.mjs checks wasm against native on every shared model).
+set(ONNXFOLD_WASM_OPT_FLAGS "-Os" CACHE STRING "wasm: optimization level of non-kernel code and of the link")
+set(CMAKE_CXX_FLAGS_RELEASE "${ONNXFOLD_WASM_OPT_FLAGS} -DNDEBUG")
+set(CMAKE_C_FLAGS_RELEASE "${ONNXFOLD_WASM_OPT_FLAGS} -DNDEBUG")
+file(GLOB_RECURSE _onnxfold_kernel_sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/src/kernels/*.cpp")
+list(APPEND _onnxfold_kernel_sources "${CMAKE_CURRENT_SOURCE_DIR}/src/ir/tensor.cpp"
+     "${CMAKE_CURRENT_SOURCE_DIR}/src/passes/patterns/helpers.cpp")
+set_source_files_properties(${_onnxfold_kernel_sources} PROPERTIES COMPILE_OPTIONS "-O3")
 
 # Debian's emcc runs tools/acorn-optimizer.js at link time, which needs Debian's node-acorn from
 # /usr/share/nodejs; nodesource's node does not search there. The presets set NODE_PATH, but a plain

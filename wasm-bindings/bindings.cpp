@@ -1,6 +1,16 @@
-// Embind surface of the wasm module: a flat, string-and-bytes boundary over
-// api/onnxfold.h. The hand-written JS layer turns options into JSON and the
-// report back into objects, so no Embind type leaks to users.
+// Embind surface of the wasm module: a flat, pointers-and-strings boundary over
+// api/onnxfold.h, used by the hand-written JS layer in js/index.js (which turns
+// options into JSON, the report back into objects and copies bytes in and out),
+// so no Embind type leaks to users.
+//
+// Bytes cross the boundary as (pointer, length) pairs in the wasm heap: the JS
+// layer allocates with alloc(), writes the input straight into the heap (from a
+// Uint8Array, a Blob's stream or, in node, fs.readSync), and hands ownership to
+// optimize()/inspect(), which free it. The output goes to JS as the writer
+// produces it (JsSink): tensor bytes straight from where they are, so JS copies
+// them once into a Uint8Array of the announced size, or writes them to a file
+// from the heap. Nothing is zero-filled that is about to be overwritten (on the
+// machines we run on, first-touched memory costs ~3 ms/MB).
 //
 // Every export catches C++ exceptions and throws a JS Error with the message
 // (Emscripten 3.1.6 would otherwise surface an opaque WebAssembly.Exception);
@@ -8,8 +18,15 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/onnxfold.h"
 
@@ -17,77 +34,268 @@ using emscripten::val;
 
 namespace {
 
-// Copies a JS Uint8Array into the wasm heap (one copy is unavoidable here).
-onnxfold::Buffer bufferFromJs(const val& bytes) {
-  const auto n = bytes["length"].as<size_t>();
-  uint8_t* data = nullptr;
-  onnxfold::Buffer b = onnxfold::Buffer::allocate(n, &data);
-  // The view is made after allocation: memory growth detaches older views.
-  val(emscripten::typed_memory_view(n, data)).call<void>("set", bytes);
-  return b;
+constexpr size_t kAlignment = 64;  // as onnxfold::Buffer::allocate: kernels may rely on it
+
+std::string outOfMemoryMessage(uint64_t bytes) {
+  // emscripten's malloc grows the heap by less than 2 GB per step, so one block of 2 GB or
+  // more (a model or an external-data file) cannot be placed even below the 4 GB limit.
+  return "out of memory allocating " + std::to_string(bytes) +
+         " bytes: the WebAssembly heap is limited to 4 GB (model, weights and results together)" +
+         (bytes >= (uint64_t{1} << 31) ? ", and one file or block must stay under 2 GB" : "");
 }
 
-val bytesToJs(const std::string& s) {
-  return val::global("Uint8Array")
-      .new_(emscripten::typed_memory_view(s.size(), reinterpret_cast<const uint8_t*>(s.data())));
+void* heapAlloc(uint64_t size) {
+  // aligned_alloc wants a multiple of the alignment; 0 bytes still get a distinct block.
+  const uint64_t padded =
+      size == 0 ? kAlignment : (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (padded > 0xffffffffull - kAlignment) return nullptr;
+  void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(padded));
+  return p;
 }
 
-[[noreturn]] void throwJsError(const std::string& message) {
-  val::global("Error").new_(val(message)).throw_();
-  __builtin_unreachable();
+// alloc(size) -> pointer: storage the JS layer fills and then passes to optimize/inspect.
+// No zero-fill: the caller overwrites every byte.
+uintptr_t alloc(double size) {
+  if (!(size >= 0) || size > 4294967295.0) {
+    val::global("Error").new_(val(outOfMemoryMessage(static_cast<uint64_t>(size)))).throw_();
+  }
+  void* p = heapAlloc(static_cast<uint64_t>(size));
+  if (p == nullptr) {
+    val::global("Error").new_(val(outOfMemoryMessage(static_cast<uint64_t>(size)))).throw_();
+  }
+  return reinterpret_cast<uintptr_t>(p);
+}
+
+void release(uintptr_t ptr) {
+  std::free(reinterpret_cast<void*>(ptr));
+}
+
+// Takes ownership of heap bytes allocated by alloc().
+onnxfold::Buffer adopt(uintptr_t ptr, size_t len) {
+  auto* p = reinterpret_cast<uint8_t*>(ptr);
+  return onnxfold::Buffer(p, len, std::shared_ptr<const void>(p, [](const void* q) {
+                            std::free(const_cast<void*>(q));
+                          }));
+}
+
+// external: { [location]: { ptr, len } } (heap blocks from alloc(), adopted here at once so
+// they are freed whatever happens, including locations the model never opens), or a function
+// (see inputIO), or undefined.
+std::map<std::string, onnxfold::Buffer> adoptExternal(const val& external) {
+  std::map<std::string, onnxfold::Buffer> files;
+  if (external.typeOf().as<std::string>() != "object" || external.isNull()) return files;
+  const val keys = val::global("Object").call<val>("keys", external);
+  const auto n = keys["length"].as<size_t>();
+  for (size_t i = 0; i < n; ++i) {
+    const auto name = keys[i].as<std::string>();
+    const val entry = external[name];
+    files.emplace(name, adopt(entry["ptr"].as<uintptr_t>(), entry["len"].as<size_t>()));
+  }
+  return files;
+}
+
+// io.open: looks the location up in the supplied files, or (when `external` is a function, as
+// node's optimizeFile passes) asks JS synchronously for { ptr, len } (a block it allocated) or
+// undefined when there is no such file.
+onnxfold::ExternalDataIO inputIO(std::map<std::string, onnxfold::Buffer>& files,
+                                 const val& external) {
+  onnxfold::ExternalDataIO io;
+  const bool ask = external.typeOf().as<std::string>() == "function";
+  io.open = [&files, &external, ask](const std::string& location) -> onnxfold::Buffer {
+    auto it = files.find(location);
+    if (it != files.end()) return it->second;
+    if (ask) {
+      const val block = external(val(location));
+      if (!block.isUndefined() && !block.isNull()) {
+        onnxfold::Buffer b = adopt(block["ptr"].as<uintptr_t>(), block["len"].as<size_t>());
+        files.emplace(location, b);
+        return b;
+      }
+      throw onnxfold::Error("the model refers to external data '" + location +
+                            "', which cannot be read beside the model");
+    }
+    std::string given;
+    for (const auto& [name, buf] : files)
+      given += (given.empty() ? "'" : ", '") + name + "'";
+    throw onnxfold::Error("the model refers to external data '" + location +
+                          "', which was not supplied (externalData has " +
+                          (given.empty() ? std::string("no files") : given) + ")");
+  };
+  return io;
+}
+
+// Forwards the writer's output to JS as it is produced: output(location, kind, ptr, len) with
+// kind 0 = "len bytes are coming" (the writer announces the exact total first) and kind 1 = "bytes
+// at [ptr, ptr+len) of the heap". JS copies them into one exactly-sized Uint8Array, or writes them
+// to a file from the heap, so the output never needs a second buffer in the wasm heap. Small
+// pieces (the rope's encoded headers) are staged and go out in 256 KiB batches; tensor bytes go
+// out directly from where they are. The callback returns false when it failed (it keeps the
+// error and rethrows it once optimize returns).
+class JsSink : public onnxfold::Sink {
+ public:
+  JsSink(const val& output, std::string location)
+      : output_(output), location_(std::move(location)) {}
+  JsSink(const JsSink&) = delete;
+  JsSink& operator=(const JsSink&) = delete;
+  // A failure here was recorded by the JS callback, which rethrows it after the call.
+  ~JsSink() override {
+    try {
+      flush();
+    } catch (...) {
+    }
+  }
+
+  void reserve(uint64_t total) override { call(0, 0, static_cast<double>(total)); }
+  void write(const uint8_t* data, size_t size) override {
+    if (size >= kStage) {
+      flush();
+      call(1, reinterpret_cast<uintptr_t>(data), static_cast<double>(size));
+      return;
+    }
+    if (stage_.size() + size > kStage) flush();
+    if (stage_.capacity() == 0) stage_.reserve(kStage);
+    stage_.insert(stage_.end(), data, data + size);
+  }
+  void flush() {
+    if (stage_.empty()) return;
+    call(1, reinterpret_cast<uintptr_t>(stage_.data()), static_cast<double>(stage_.size()));
+    stage_.clear();
+  }
+
+ private:
+  static constexpr size_t kStage = 256 * 1024;
+  void call(int kind, uintptr_t ptr, double len) {
+    if (!output_(val(location_), val(kind), val(ptr), val(len)).as<bool>()) {
+      throw onnxfold::Error(
+          "writing '" + (location_.empty() ? std::string("the model") : location_) + "' failed");
+    }
+  }
+  val output_;
+  std::string location_;
+  std::vector<uint8_t> stage_;
+};
+
+template <typename T>
+T get(const nlohmann::json& j, const char* key, const char* what) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw onnxfold::Error(std::string("option ") + key + ": expected " + what);
+  }
 }
 
 onnxfold::Options optionsFromJson(const std::string& text) {
   onnxfold::Options o;
   if (text.empty()) return o;
-  const nlohmann::json j = nlohmann::json::parse(text);
-  if (j.contains("passes")) o.passes = j["passes"].get<std::vector<std::string>>();
-  if (j.contains("preserve")) o.preserve = j["preserve"].get<std::vector<std::string>>();
-  if (j.contains("sizeBudget")) o.size_budget = j["sizeBudget"].get<int64_t>();
-  if (j.contains("constructorBudget")) o.constructor_budget = j["constructorBudget"].get<int64_t>();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw onnxfold::Error(std::string("options are not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw onnxfold::Error("options must be an object");
+  static const char* const kKnown[] = {
+      "passes", "preserve",      "sizeBudget", "constructorBudget",     "foldDequantizeWeights",
+      "quant",  "maxIterations", "verify",     "externalDataThreshold", "externalDataLocation",
+      "extra"};
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const char* k : kKnown)
+      known = known || key == k;
+    if (!known) throw onnxfold::Error("unknown option '" + key + "'");
+  }
+  using Strings = std::vector<std::string>;
+  if (j.contains("passes")) o.passes = get<Strings>(j, "passes", "an array of pass names");
+  if (j.contains("preserve")) o.preserve = get<Strings>(j, "preserve", "an array of strings");
+  if (j.contains("sizeBudget")) o.size_budget = get<int64_t>(j, "sizeBudget", "an integer");
+  if (j.contains("constructorBudget"))
+    o.constructor_budget = get<int64_t>(j, "constructorBudget", "an integer");
   if (j.contains("foldDequantizeWeights"))
-    o.fold_dequantize_weights = j["foldDequantizeWeights"].get<bool>();
-  if (j.contains("maxIterations")) o.max_iterations = j["maxIterations"].get<int>();
-  if (j.contains("verify")) o.verify_each = j["verify"].get<bool>();
+    o.fold_dequantize_weights = get<bool>(j, "foldDequantizeWeights", "a boolean");
+  if (j.contains("quant")) o.quant = get<std::string>(j, "quant", "a string");
+  if (j.contains("maxIterations")) o.max_iterations = get<int>(j, "maxIterations", "an integer");
+  if (j.contains("verify")) o.verify_each = get<bool>(j, "verify", "a boolean");
   if (j.contains("externalDataThreshold"))
-    o.external_data_threshold = j["externalDataThreshold"].get<int64_t>();
+    o.external_data_threshold = get<int64_t>(j, "externalDataThreshold", "an integer");
   if (j.contains("externalDataLocation"))
-    o.external_data_location = j["externalDataLocation"].get<std::string>();
-  if (j.contains("extra")) o.extra = j["extra"].get<std::map<std::string, std::string>>();
+    o.external_data_location = get<std::string>(j, "externalDataLocation", "a string");
+  if (j.contains("extra")) {
+    o.extra = get<std::map<std::string, std::string>>(j, "extra", "an object of strings");
+  }
   return o;
 }
 
-// optimize(bytes: Uint8Array, optionsJson: string, onProgress: function|undefined)
-//   -> { model: Uint8Array, report: string }
-val optimize(val bytes, std::string options_json, val on_progress) {
-  std::string message;
-  try {
-    onnxfold::Options options = optionsFromJson(options_json);
-    if (on_progress.typeOf().as<std::string>() == "function") {
-      options.on_progress = [&on_progress](const onnxfold::Progress& p) {
-        on_progress(val(p.stage), val(p.pass), val(p.fraction));
-      };
-    }
-    onnxfold::Buffer in = bufferFromJs(bytes);
-    onnxfold::StringSink out;
-    const onnxfold::Report report = onnxfold::optimize(in, out, options);
-    val result = val::object();
-    result.set("model", bytesToJs(out.out));
-    result.set("report", val(report.toJson(-1)));
-    return result;
-  } catch (const std::exception& e) {
-    message = e.what();
-  }
-  throwJsError(message);  // outside the catch block, so the C++ exception is finished
+// Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
+constexpr const char* kAbortName = "AbortError";
+
+[[noreturn]] void throwJsError(const std::string& message, const char* name = nullptr) {
+  val error = val::global("Error").new_(val(message));
+  if (name != nullptr) error.set("name", val(name));
+  error.throw_();
+  __builtin_unreachable();
 }
 
-// inspect(bytes: Uint8Array) -> summary JSON string
-std::string inspect(val bytes) {
+// optimize(ptr, len, optionsJson, onProgress|undefined, cancelled|undefined,
+//          external: object|function|undefined, output: function) -> report JSON string
+// Takes ownership of the input block and of every external block; the model (location "") and
+// its external-data files go out through `output` (see JsSink).
+std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val on_progress,
+                     val cancelled, val external, val output) {
   std::string message;
-  try {
-    return onnxfold::inspect(bufferFromJs(bytes)).toJson(-1);
-  } catch (const std::exception& e) {
-    message = e.what();
+  const char* name = nullptr;
+  bool was_cancelled = false;
+  {
+    // Adopt first, so the blocks are freed even if the options are bad.
+    onnxfold::Buffer in = adopt(ptr, len);
+    try {
+      std::map<std::string, onnxfold::Buffer> files = adoptExternal(external);
+      onnxfold::Options options = optionsFromJson(options_json);
+      if (on_progress.typeOf().as<std::string>() == "function") {
+        options.on_progress = [&on_progress](const onnxfold::Progress& p) {
+          on_progress(val(p.stage), val(p.pass), val(p.fraction));
+        };
+      }
+      if (cancelled.typeOf().as<std::string>() == "function") {
+        options.cancelled = [&cancelled, &was_cancelled]() {
+          was_cancelled = was_cancelled || cancelled().as<bool>();
+          return was_cancelled;
+        };
+      }
+      onnxfold::ExternalDataIO io = inputIO(files, external);
+      // The writer drops an external file's sink once it is written; JsSink flushes then.
+      io.create = [&output](const std::string& location) -> std::unique_ptr<onnxfold::Sink> {
+        return std::make_unique<JsSink>(output, location);
+      };
+      JsSink out(output, "");
+      const onnxfold::Report report = onnxfold::optimize(in, out, options, io);
+      out.flush();
+      return report.toJson(-1);
+    } catch (const std::bad_alloc&) {
+      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+  }
+  if (was_cancelled) {
+    message = "optimize was cancelled";
+    name = kAbortName;
+  }
+  throwJsError(message, name);  // outside the catch block, so the C++ exception is finished
+}
+
+// inspect(ptr, len, external|undefined) -> summary JSON string. Takes ownership like optimize.
+std::string inspect(uintptr_t ptr, size_t len, val external) {
+  std::string message;
+  {
+    onnxfold::Buffer in = adopt(ptr, len);
+    try {
+      std::map<std::string, onnxfold::Buffer> files = adoptExternal(external);
+      return onnxfold::inspect(in, inputIO(files, external)).toJson(-1);
+    } catch (const std::bad_alloc&) {
+      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
   }
   throwJsError(message);
 }
@@ -107,6 +315,8 @@ std::string passes() {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(onnxfold) {
+  emscripten::function("alloc", &alloc);
+  emscripten::function("release", &release);
   emscripten::function("optimize", &optimize);
   emscripten::function("inspect", &inspect);
   emscripten::function("version", &version);

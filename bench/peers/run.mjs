@@ -10,7 +10,7 @@
 // results.json to --out-dir (default: bench/peers). A reported benchmark, not a timed test.
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync,
+  existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -86,6 +86,13 @@ const ALL_TOOLS = [
   {
     id: 'onnxfold-wasm', label: 'onnxfold wasm (node)',
     cmd: (i, o) => [node, script('onnxfold-wasm.mjs'), i, o],
+    missing: () => (existsSync(wasmModule) ? null : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`),
+  },
+  {
+    // The same process with V8 kept on its baseline compiler (Liftoff): a one-shot run ends before
+    // TurboFan's tier-up (compiled in background threads that compete for the cores) pays back.
+    id: 'onnxfold-wasm-liftoff', label: 'onnxfold wasm (node --liftoff-only)',
+    cmd: (i, o) => [node, '--liftoff-only', script('onnxfold-wasm.mjs'), i, o],
     missing: () => (existsSync(wasmModule) ? null : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`),
   },
   {
@@ -425,6 +432,7 @@ if (notes.length) {
 }
 const md = `${lines.join('\n')}\n`;
 process.stdout.write(md);
+mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, 'results.md'), md);
 writeFileSync(join(outDir, 'results.json'), `${JSON.stringify({ env, tools: tools.map((t) => ({ id: t.id, label: t.label })), results, summary }, null, 2)}\n`);
 log(`\nwrote ${join(outDir, 'results.md')} and ${join(outDir, 'results.json')}`);

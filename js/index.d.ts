@@ -1,0 +1,223 @@
+// Types for the onnxfold npm package (js/index.js). All functions load the wasm module lazily on
+// first use and reject with an Error (OnnxfoldError for problems with the model or options,
+// TypeError for wrong argument types, an "AbortError" when `signal` aborts) that says what is
+// wrong and where; a failed call leaves the module usable.
+
+/** A model or external-data file: bytes in memory, or a Blob/File (read in chunks, never whole). */
+export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
+
+/** Quantization finalize modes (Options.quant). '' = off. */
+export type QuantMode = '' | 'qoperator' | 'integer' | 'qdq-clean';
+
+export interface Progress {
+  /** 'read', 'optimize' or 'write'. */
+  stage: 'read' | 'optimize' | 'write';
+  /** The pass about to run (stage 'optimize'), else ''. */
+  pass: string;
+  /** 0..1 over the whole job; never decreases. */
+  fraction: number;
+}
+
+export interface OptimizeOptions {
+  /** Pass names, run in order to a fixpoint. Default: the default pipeline (see passes()). */
+  passes?: string[];
+  /** Graph inputs (names or globs like "past_*") that freezing keeps as inputs. */
+  preserve?: string[];
+  /** Largest growth in bytes one constant fold may add to the model. Default 1024. */
+  sizeBudget?: number;
+  /** The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike). Default 64. */
+  constructorBudget?: number;
+  /** Fold DequantizeLinear of integer weights too (normally kept for quantization). */
+  foldDequantizeWeights?: boolean;
+  /** Quantization finalize mode. Default '' (off). */
+  quant?: QuantMode;
+  /** The input's external-data files by location (as written in the model). */
+  externalData?: Record<string, Bytes>;
+  /**
+   * Tensors of at least this many bytes are written to external data (returned in
+   * `externalData` of the result). Default: automatic (external if the input used external data
+   * or the model would pass protobuf's 2 GiB limit, with a 1 KiB threshold).
+   */
+  externalDataThreshold?: number;
+  /** Name of the output's external-data file, relative to the model. */
+  externalDataLocation?: string;
+  /** Fixpoint rounds at most. Default 8. */
+  maxIterations?: number;
+  /** Run the IR verifier after every pass. */
+  verify?: boolean;
+  /** Free-form pass settings ("pass.key" -> value). */
+  extra?: Record<string, string | number | boolean>;
+  /** Called synchronously as the job goes on. An exception thrown here aborts the job and is rethrown. */
+  onProgress?: (progress: Progress) => void;
+  /**
+   * Checked before the job and between passes; when aborted the call rejects with an
+   * "AbortError". The job runs synchronously in wasm, so an abort issued elsewhere on the same
+   * thread is seen only once the call returns; abort from onProgress, or run onnxfold in a Worker
+   * and terminate it, to stop a long job at once.
+   */
+  signal?: AbortSignal;
+}
+
+export interface InspectOptions {
+  externalData?: Record<string, Bytes>;
+}
+
+export interface ValueSummary {
+  name: string;
+  /** e.g. "float32[batch,3,224,224]" */
+  type: string;
+}
+
+/** onnxfold::ModelSummary as JSON. */
+export interface ModelSummary {
+  ir_version: number;
+  /** domain ("ai.onnx" for the default domain) -> opset version. */
+  opsets: Record<string, number>;
+  producer: string;
+  /** Nodes including those inside subgraphs. */
+  nodes: number;
+  /** "Conv" or "domain::Op" -> count. */
+  op_histogram: Record<string, number>;
+  initializers: number;
+  initializer_bytes: number;
+  external_initializers: number;
+  overridable_initializers: number;
+  functions: number;
+  inputs: ValueSummary[];
+  outputs: ValueSummary[];
+  [key: string]: unknown;
+}
+
+/** One run of one pass (passes run in rounds until nothing changes). */
+export interface PassRun {
+  pass: string;
+  /** Fixpoint round, from 1. */
+  iteration: number;
+  ms: number;
+  changed: boolean;
+  /** [before, after] */
+  nodes: [number, number];
+  initializers: [number, number];
+  initializer_bytes: [number, number];
+  counters?: Record<string, number>;
+  notes?: string[];
+  /** Set when the pass failed and was undone. */
+  error?: string;
+  // Flat aliases added by the JS layer:
+  millis: number;
+  nodes_before: number;
+  nodes_after: number;
+  initializers_before: number;
+  initializers_after: number;
+  bytes_before: number;
+  bytes_after: number;
+}
+
+/** A node left in place, and why (e.g. why it was not folded). */
+export interface NodeNote {
+  node: string;
+  op: string;
+  /** Alias of `op`. */
+  op_type: string;
+  reason: string;
+}
+
+/** onnxfold::Report as JSON. */
+export interface Report {
+  before: ModelSummary;
+  after: ModelSummary;
+  iterations: number;
+  converged: boolean;
+  /** Milliseconds per stage: { read, optimize, write }. */
+  timing_ms: { read: number; optimize: number; write: number };
+  /** Aliases of timing_ms added by the JS layer. */
+  read_ms: number;
+  optimize_ms: number;
+  write_ms: number;
+  input_bytes: number;
+  output_bytes: number;
+  external_bytes: number;
+  passes: PassRun[];
+  warnings: string[];
+  not_folded: NodeNote[];
+  [key: string]: unknown;
+}
+
+export interface OptimizeResult {
+  /** The optimized .onnx. */
+  model: Uint8Array;
+  /** External-data files of the output by location ({} when everything is inline). */
+  externalData: Record<string, Uint8Array>;
+  report: Report;
+}
+
+export interface OptimizeFileResult {
+  report: Report;
+  /** Absolute paths written: the model first, then its external-data files. */
+  outputs: string[];
+}
+
+/** Module tree (onnxfold::moduleTree), recovered from node names. */
+export interface ModuleTree {
+  path: string;
+  name: string;
+  class: string;
+  /** All nodes below this module. */
+  nodes: number;
+  /** Nodes directly in this module. */
+  own_nodes: number;
+  /** Initializer bytes used below this module. */
+  param_bytes: number;
+  ops: Record<string, number>;
+  /** How many times this module was called (1 normally). */
+  calls: number;
+  children: ModuleTree[];
+}
+
+export interface SplitConstantsResult {
+  prep: Uint8Array;
+  main: Uint8Array;
+  report: Record<string, unknown>;
+}
+
+export interface PassList {
+  available: string[];
+  default: string[];
+}
+
+/** Where the .wasm comes from; set before the first call. */
+export const env: {
+  /** Overrides the default `new URL('../dist/onnxfold.wasm', import.meta.url)`. */
+  wasmUrl: string | URL | undefined;
+  /** The module's bytes (skips fetching). */
+  wasmBinary: ArrayBuffer | Uint8Array | undefined;
+  /** A compiled module (skips fetching and compiling). */
+  wasmModule: WebAssembly.Module | undefined;
+};
+
+/** Problems with the model, the options or resources (message says what and where). */
+export class OnnxfoldError extends Error {
+  name: 'OnnxfoldError';
+}
+
+/** Loads the wasm module now (otherwise the first call does). */
+export function init(): Promise<void>;
+
+export function optimize(bytes: Bytes, options?: OptimizeOptions): Promise<OptimizeResult>;
+
+/**
+ * Node only: optimizes a model file and writes the result (and its external data) to
+ * `outputPath`, reading and writing straight from the wasm heap. External data of the input is
+ * read from its folder unless options.externalData supplies it.
+ */
+export function optimizeFile(inputPath: string, outputPath: string, options?: OptimizeOptions): Promise<OptimizeFileResult>;
+
+export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;
+
+export function moduleTree(bytes: Bytes): Promise<ModuleTree>;
+
+export function splitConstants(bytes: Bytes, options?: Omit<OptimizeOptions, 'onProgress' | 'signal' | 'externalData'>): Promise<SplitConstantsResult>;
+
+export function passes(): Promise<PassList>;
+
+export function version(): Promise<string>;
