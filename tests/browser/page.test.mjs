@@ -1,0 +1,369 @@
+// End-to-end test of the bundled web page (build/web, made by scripts/build-web): playwright-core
+// drives Debian's Chromium against the page on a localhost static server started here. It uploads
+// sample models, runs the default pipeline, downloads the result and checks it with the ONNX
+// Runtime equivalence oracle; cancels a run; shows the error of a corrupt file; saves a screenshot
+// to build/test-artifacts/web-page.png and prints the page's end-to-end time per model.
+//
+//   scripts/build-web && node --test tests/browser/
+//
+// Without Chromium or the built page the tests skip, except under CI (process.env.CI), where they
+// fail. ONNXFOLD_CHROMIUM overrides /usr/bin/chromium; ONNXFOLD_SHARED locates the shared models.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { assertEquivalent } from '../node/oracle.mjs';
+import { serveStatic } from '../../web/serve.mjs';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const webDir = join(repoRoot, 'build', 'web');
+const artifacts = join(repoRoot, 'build', 'test-artifacts');
+const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
+const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
+const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
+const mobilenet = join(shared, 'models', 'mobilenet_v2.op13.nofold.onnx');
+
+// Flags from the toolchain notes: headless Chromium in a container, nothing fetched from the net.
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const missing = [];
+if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath}; scripts/bootstrap installs it)`);
+for (const f of ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm', 'conv1d_m5.onnx']) {
+  if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
+}
+let playwright = null;
+try {
+  playwright = await import('playwright-core');
+} catch {
+  missing.push('playwright-core (npm ci)');
+}
+const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
+if (skipReason && process.env.CI) {
+  // CI must run this test: a missing browser or page is a failure, not a skip.
+  test('browser test prerequisites', () => assert.fail(skipReason));
+}
+
+// The package itself, for comparing the page's output with node's (same wasm, same options).
+let pkg = null;
+try {
+  pkg = await import('onnxfold');
+} catch {
+  pkg = null;
+}
+
+describe('web page (Chromium)', { skip: skipReason }, () => {
+  let server;
+  let browser;
+  const pageErrors = [];
+  const foreignRequests = [];
+
+  before(async () => {
+    await mkdir(join(artifacts, 'options'), { recursive: true });
+    server = await serveStatic({ root: webDir });
+    browser = await playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  async function openPage(t) {
+    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(`${t.name}: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error') t.diagnostic(`console error: ${m.text()}`);
+    });
+    // Offline: every request the page makes must go to the local server (or blob:/data:).
+    page.on('request', (r) => {
+      const u = r.url();
+      if (!u.startsWith(server.url) && !/^(blob|data):/.test(u)) foreignRequests.push(u);
+    });
+    t.after(() => context.close());
+    await page.goto(server.url);
+    await waitState(page, ['ready'], 60_000);
+    return page;
+  }
+
+  async function waitState(page, states, timeout = 120_000) {
+    await page.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout });
+    return page.evaluate(() => document.body.dataset.state);
+  }
+
+  // Picks files with the file input and waits until the page has read the model (or failed to).
+  async function upload(page, files, name) {
+    const loads = () => Number(document.body.dataset.loads ?? 0);
+    const before = await page.evaluate(loads);
+    await page.setInputFiles('#file', files);
+    await page.waitForFunction(`(${loads})() > ${before}`);
+    assert.equal(await page.evaluate(() => document.body.dataset.model), name);
+    return waitState(page, ['ready', 'error']);
+  }
+
+  async function opsTotals(page) {
+    const cells = await page.locator('#ops-table tfoot td').allTextContents();
+    return { before: Number(cells[0]), after: Number(cells[1]) };
+  }
+
+  async function downloadResult(page, name, { selector = '#download', dir = artifacts } = {}) {
+    const link = page.locator(selector);
+    assert.equal(await link.getAttribute('download'), name);
+    const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+    assert.equal(download.suggestedFilename(), name);
+    const out = join(dir, name);
+    await download.saveAs(out);
+    return out;
+  }
+
+  // The page shows the optimized model's module tree when the wasm build has moduleTree.
+  async function checkModuleTree(page, optimized) {
+    let tree = null;
+    let error = null;
+    try {
+      tree = await pkg.moduleTree(optimized);
+    } catch (e) {
+      error = e.message;
+    }
+    assert.equal(error, null, `moduleTree failed: ${error}`);
+    const box = page.locator('#module-tree');
+    assert.equal(await box.isHidden(), false);
+    const text = await box.locator('.tree').textContent();
+    assert.match(text, new RegExp(`${tree.nodes} nodes?`));
+    for (const c of tree.children ?? []) assert.ok(text.includes(c.name), `child module ${c.name} listed`);
+  }
+
+  // Upload through the file input, run the default pipeline, download, check with the oracle.
+  async function endToEnd(t, page, modelPath) {
+    const name = modelPath.split('/').pop();
+    const optName = name.replace(/\.onnx$/, '.opt.onnx');
+    const started = performance.now();
+    assert.equal(await upload(page, modelPath, name), 'ready', await page.locator('#error').textContent());
+    await page.click('#run');
+    const state = await waitState(page, ['done', 'error']);
+    assert.equal(state, 'done', `run failed: ${await page.locator('#error').textContent()}`);
+    const runStatus = await page.locator('#status').textContent();
+    const out = await downloadResult(page, optName);
+    const millis = performance.now() - started;
+
+    const totals = await opsTotals(page);
+    assert.ok(totals.after < totals.before, `nodes: ${totals.before} before, ${totals.after} after`);
+    const rows = await page.locator('#ops-table tbody tr').count();
+    assert.ok(rows > 0);
+    assert.equal(await page.locator('#ops-chart svg rect').count(), 2 * rows, 'one before and one after bar per op');
+    assert.ok(await page.locator('#passes-table tbody tr').count() > 1, 'time per pass listed');
+    assert.match(await page.locator('#not-folded summary').textContent(), /Why not folded \(\d+ nodes?\)/);
+
+    const { size } = await stat(out);
+    assert.match(await page.locator('#download').textContent(), new RegExp(`Download ${optName.replace('.', '\\.')}`));
+    await assertEquivalent(modelPath, out);
+    if (pkg) {
+      // The page must give exactly what the package gives in node for the default options.
+      const viaNode = await pkg.optimize(await readFile(modelPath), { sizeBudget: 1024 });
+      assert.ok(Buffer.from(viaNode.model).equals(await readFile(out)), 'page output == node package output');
+    }
+    const line = `${name}: page end to end (upload -> download) ${(millis / 1000).toFixed(2)} s; ` +
+      `nodes ${totals.before} -> ${totals.after}; ${size} bytes downloaded; page status: ${runStatus}`;
+    console.log(line);
+    return { out, millis };
+  }
+
+  test('sample model: loads with one click, optimizes, downloads <name>.opt.onnx', async (t) => {
+    const page = await openPage(t);
+    assert.ok(await page.locator('#passes input[name=pass]:checked').count() > 0, 'default passes checked');
+    assert.match(await page.locator('#version').textContent(), /version \S+/);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const totals = await opsTotals(page);
+    assert.ok(totals.after < totals.before, `nodes: ${totals.before} before, ${totals.after} after`);
+    const out = await downloadResult(page, 'conv1d_m5.opt.onnx');
+    await assertEquivalent(sample, out);
+  });
+
+  test('upload, default pipeline, download, oracle (conv1d_m5, mobilenet_v2 when present); screenshot', async (t) => {
+    const page = await openPage(t);
+    await endToEnd(t, page, sample);
+    if (existsSync(mobilenet)) await endToEnd(t, page, mobilenet);
+    else t.diagnostic(`${mobilenet} not found: mobilenet_v2 not timed (set ONNXFOLD_SHARED)`);
+    await page.locator('#not-folded summary').click();
+    const shot = join(artifacts, 'web-page.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok((await stat(shot)).size > 10_000);
+    console.log(`screenshot: ${shot}`);
+  });
+
+  test('cancel stops a run; the next run works in a fresh worker', async (t) => {
+    const page = await openPage(t);
+    const model = existsSync(mobilenet) ? mobilenet : sample;
+    assert.equal(await upload(page, model, model.split('/').pop()), 'ready');
+    // Both clicks in one task: the run has started (message posted) when cancel terminates it.
+    await page.evaluate(() => {
+      document.getElementById('run').click();
+      document.getElementById('cancel').click();
+    });
+    assert.equal(await waitState(page, ['cancelled', 'done', 'error']), 'cancelled');
+    assert.match(await page.locator('#status').textContent(), /Cancelled/);
+    assert.equal(await page.locator('#run').isEnabled(), true);
+    assert.equal(await page.locator('#cancel').isEnabled(), false);
+    assert.equal(await page.locator('#error').isHidden(), true);
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const totals = await opsTotals(page);
+    assert.ok(totals.after < totals.before);
+  });
+
+  test('a corrupt file shows the optimizer\'s error message', async (t) => {
+    const page = await openPage(t);
+    // A valid start (ir_version) followed by a field whose length runs past the end.
+    const corrupt = Buffer.from([0x08, 0x08, 0x3a, 0xff, 0x7f, 0x0a, 0x01]);
+    const file = { name: 'corrupt.onnx', mimeType: 'application/octet-stream', buffer: corrupt };
+    assert.equal(await upload(page, file, 'corrupt.onnx'), 'error');
+    const shown = (await page.locator('#error .error-message').textContent()).trim();
+    assert.ok(await page.locator('#error').isVisible());
+    assert.ok(shown.length > 10 && !/^\d+$/.test(shown), `readable message, got '${shown}'`);
+    t.diagnostic(`corrupt.onnx: ${shown}`);
+    if (pkg) {
+      const expected = await pkg.inspect(corrupt).then(() => null, (e) => e.message);
+      assert.equal(shown, expected);
+    }
+    // Running anyway reports the same kind of error, and the page stays usable.
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'error');
+    assert.ok((await page.locator('#error .error-message').textContent()).trim().length > 10);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    assert.equal(await page.locator('#error').isHidden(), true);
+  });
+
+  test('external data: written past a threshold, read back from uploaded files', async (t) => {
+    const page = await openPage(t);
+    const dir1 = join(artifacts, 'external-1');
+    const dir2 = join(artifacts, 'external-2');
+    await mkdir(dir1, { recursive: true });
+    await mkdir(dir2, { recursive: true });
+
+    // 1. The sample with weights of 1 KiB and more written to conv1d_m5.opt.onnx.data.
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.fill('#external-threshold', '1024');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const model1 = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: dir1 });
+    const data1 = await downloadResult(page, 'conv1d_m5.opt.onnx.data', { selector: '#download-ext-0', dir: dir1 });
+    assert.ok((await stat(data1)).size > (await stat(model1)).size, 'the weights went to the .data file');
+    await assertEquivalent(sample, model1);
+
+    // 2. That model alone cannot be read: the page names the missing file.
+    assert.equal(await upload(page, model1, 'conv1d_m5.opt.onnx'), 'error');
+    assert.match(await page.locator('#error').textContent(), /conv1d_m5\.opt\.onnx\.data/);
+
+    // Adding the data file afterwards makes it readable.
+    assert.equal(await upload(page, data1, 'conv1d_m5.opt.onnx'), 'ready', await page.locator('#error').textContent());
+    assert.match(await page.locator('#model-info').textContent(), /external data: conv1d_m5\.opt\.onnx\.data/);
+
+    // 3. Model and data file picked together: optimized again, the output keeps its data external.
+    assert.equal(await upload(page, [model1, data1], 'conv1d_m5.opt.onnx'), 'ready',
+      await page.locator('#error').textContent());
+    await page.fill('#external-threshold', '');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const model2 = await downloadResult(page, 'conv1d_m5.opt.opt.onnx', { dir: dir2 });
+    await downloadResult(page, 'conv1d_m5.opt.opt.onnx.data', { selector: '#download-ext-0', dir: dir2 });
+    await assertEquivalent(sample, model2);
+  });
+
+  test('chosen passes and options reach the optimizer', async (t) => {
+    const page = await openPage(t);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+
+    // No pass at all is refused in the page (the package would run its default pipeline).
+    await page.click('#passes-none');
+    await page.click('#run');
+    assert.match(await page.locator('#error').textContent(), /Choose at least one pass/);
+
+    await page.check('#pass-fold-constants');
+    await page.check('#pass-dce');
+    await page.fill('#size-budget', '0');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const ran = new Set(await page.locator('#passes-table tbody tr:not(.total) th').allTextContents());
+    assert.deepEqual([...ran].sort(), ['dce', 'fold-constants']);
+    const out = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
+    await assertEquivalent(sample, out);
+    if (pkg) {
+      const viaNode = await pkg.optimize(await readFile(sample), { passes: ['fold-constants', 'dce'], sizeBudget: 0 });
+      assert.ok(Buffer.from(viaNode.model).equals(await readFile(out)), 'page output == node package output');
+    }
+
+    // A quantization mode goes through too: either it runs, or the page shows the package's error.
+    await page.click('#passes-default');
+    await page.fill('#size-budget', '1024');
+    await page.selectOption('#quant', 'integer');
+    await page.click('#run');
+    if ((await waitState(page, ['done', 'error'])) === 'error') {
+      const shown = await page.locator('#error .error-message').textContent();
+      assert.match(shown, /quant/);
+      if (pkg) {
+        const expected = await pkg.optimize(await readFile(sample), { quant: 'integer' }).then(() => null, (e) => e.message);
+        assert.equal(shown, expected);
+      }
+    }
+  });
+
+  test('module tree of the optimized model, as the package gives it', async (t) => {
+    const page = await openPage(t);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const out = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
+    if (!pkg) {
+      t.skip('the onnxfold package does not load in node');
+      return;
+    }
+    await checkModuleTree(page, await readFile(out));
+  });
+
+  test('split constants: prep and main models, as the package gives them', async (t) => {
+    const page = await openPage(t);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.locator('#split-box summary').click();
+    await page.click('#split');
+    const state = await waitState(page, ['done', 'error']);
+    let expected = null;
+    let expectedError = null;
+    if (pkg) {
+      try {
+        expected = await pkg.splitConstants(await readFile(sample));
+      } catch (e) {
+        expectedError = e.message;
+      }
+    }
+    if (state === 'error') {
+      const shown = await page.locator('#error .error-message').textContent();
+      assert.fail(`split constants failed in the page: ${shown} (package: ${expectedError})`);
+    }
+    assert.equal(expectedError, null);
+    const prep = await downloadResult(page, 'conv1d_m5.prep.onnx', { selector: '#download-prep' });
+    const main = await downloadResult(page, 'conv1d_m5.main.onnx', { selector: '#download-main' });
+    assert.match(await page.locator('#split-result').textContent(), /prep \d+ \+ main \d+/);
+    if (expected) {
+      assert.ok(Buffer.from(expected.prep).equals(await readFile(prep)), 'prep == package output');
+      assert.ok(Buffer.from(expected.main).equals(await readFile(main)), 'main == package output');
+    }
+    // main runs standalone (its inputs from prep carry the computed values as initializers).
+    await assertEquivalent(sample, main);
+  });
+
+  test('no uncaught page errors, no request leaves localhost', () => {
+    assert.deepEqual(pageErrors, []);
+    assert.deepEqual(foreignRequests, []);
+  });
+});

@@ -1,0 +1,610 @@
+// The onnxfold web page: pick a model, choose passes and options, optimize it in a Web Worker
+// (web/src/worker.js), show the report and offer the result for download. No framework: the
+// page is a handful of elements updated by the functions below.
+//
+// body[data-state] says what the page is doing (loading, ready, running, done, error,
+// cancelled); the browser test waits on it.
+
+const $ = (sel) => document.querySelector(sel);
+const SAMPLE = { url: 'conv1d_m5.onnx', name: 'conv1d_m5.onnx' };
+
+// ---------------------------------------------------------------------------------------------
+// Worker client: one request id per call; cancel() terminates the worker (a synchronous wasm
+// call cannot be interrupted otherwise) and the next call starts a fresh one.
+
+class AbortError extends Error {
+  constructor(message = 'Cancelled') {
+    super(message);
+    this.name = 'AbortError';
+  }
+}
+
+class WorkerClient {
+  #worker = null;
+  #pending = new Map();
+  #nextId = 1;
+
+  #ensure() {
+    if (this.#worker) return this.#worker;
+    const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'onnxfold' });
+    w.onmessage = ({ data }) => {
+      const p = this.#pending.get(data.id);
+      if (!p) return;
+      if (data.type === 'progress') {
+        p.onProgress?.(data.progress);
+        return;
+      }
+      this.#pending.delete(data.id);
+      if (data.type === 'result') p.resolve(data.value);
+      else p.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
+    };
+    // Load failures (a missing worker.js or .wasm, a syntax error) arrive here, not as messages.
+    w.onerror = (ev) => {
+      ev.preventDefault();
+      this.#failAll(new Error(`The optimizer failed to start: ${ev.message || 'worker error'}` +
+        (ev.filename ? ` (${ev.filename}:${ev.lineno})` : '')));
+      this.#terminate();
+    };
+    this.#worker = w;
+    return w;
+  }
+
+  #terminate() {
+    this.#worker?.terminate();
+    this.#worker = null;
+  }
+
+  #failAll(err) {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+
+  call(op, args, { onProgress } = {}) {
+    const w = this.#ensure();
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject, onProgress });
+      w.postMessage({ id, op, args });
+    });
+  }
+
+  cancel() {
+    this.#terminate();
+    this.#failAll(new AbortError('Cancelled.'));
+  }
+}
+
+const client = new WorkerClient();
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+export function humanBytes(n) {
+  if (!Number.isFinite(n)) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let i = 0;
+  let x = n;
+  while (Math.abs(x) >= 1024 && i < units.length - 1) {
+    x /= 1024;
+    i++;
+  }
+  return i === 0 ? `${x} B` : `${x.toFixed(x < 10 ? 2 : 1)} ${units[i]}`;
+}
+
+const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 1)} ms`);
+const pct = (a, b) => (a ? `${(((b - a) / a) * 100).toFixed(1)}%` : '');
+const baseName = (name) => name.replace(/\.onnx$/i, '');
+const fileNameOf = (location) => location.split(/[\\/]/).pop() || 'external.data';
+
+function setState(state) {
+  document.body.dataset.state = state;
+}
+
+function setStatus(text, fraction) {
+  $('#status').textContent = text;
+  const p = $('#progress');
+  if (fraction === undefined) p.removeAttribute('value');  // indeterminate
+  else p.value = Math.max(0, Math.min(1, fraction));
+}
+
+function showError(err) {
+  const box = $('#error');
+  box.replaceChildren(
+    // The package's own errors (OnnxfoldError) already say what failed; other kinds are named.
+    el('strong', { text: err.name && !/^(Onnxfold)?Error$/.test(err.name) ? `${err.name}: ` : 'Error: ' }),
+    el('span', { class: 'error-message', text: err.message || String(err) }),
+  );
+  box.hidden = false;
+}
+
+function clearError() {
+  $('#error').hidden = true;
+  $('#error').replaceChildren();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model selection: one .onnx plus any number of external-data files, keyed by file name (the
+// model's data locations are usually bare file names next to it).
+
+let current = null; // { name, bytes: Blob, externalData: { name: File }, summary }
+
+function pickModel(files) {
+  const list = [...files];
+  if (!list.length) return null;
+  const onnx = list.filter((f) => /\.onnx$/i.test(f.name));
+  if (onnx.length > 1) throw new Error(`Pick one .onnx model at a time (got ${onnx.map((f) => f.name).join(', ')}).`);
+  if (!onnx.length && current) {
+    // Only data files: they are the current model's external data, added after the fact.
+    const externalData = { ...current.externalData };
+    for (const f of list) externalData[f.name] = f;
+    return { name: current.name, bytes: current.bytes, externalData };
+  }
+  const model = onnx[0] ?? (list.length === 1 ? list[0] : null);
+  if (!model) throw new Error('None of the chosen files is a .onnx model.');
+  const externalData = {};
+  for (const f of list) if (f !== model) externalData[f.name] = f;
+  return { name: model.name, bytes: model, externalData };
+}
+
+async function loadModel(model) {
+  clearError();
+  const mine = { ...model, summary: null };
+  current = mine;
+  $('#report').hidden = true;
+  const info = $('#model-info');
+  info.hidden = false;
+  const extra = Object.keys(model.externalData);
+  info.replaceChildren(el('p', {},
+    el('strong', { text: model.name }), ` ${humanBytes(model.bytes.size)}`,
+    extra.length ? ` + external data: ${extra.join(', ')}` : ''));
+  document.body.dataset.model = model.name;
+  document.body.dataset.loads = String(Number(document.body.dataset.loads ?? 0) + 1);
+  $('#run').disabled = false;
+  $('#split').disabled = false;
+  $('#split-result').hidden = true;
+  setStatus('Reading the model…');
+  setState('running');
+  try {
+    const summary = await client.call('inspect', { bytes: model.bytes, externalData: model.externalData });
+    if (current !== mine) return; // another model was picked meanwhile
+    current.summary = summary;
+    info.append(describeSummary(summary));
+    setStatus('Ready.', 0);
+    setState('ready');
+  } catch (e) {
+    if (current !== mine || e.name === 'AbortError') return;
+    showError(e);
+    setStatus('This model cannot be read.', 0);
+    setState('error');
+  }
+}
+
+function describeSummary(s) {
+  const io = (vs) => vs.map((v) => `${v.name}: ${v.type}`).join(', ') || '–';
+  const opsets = Object.entries(s.opsets ?? {}).map(([d, v]) => `${d || 'ai.onnx'} ${v}`).join(', ');
+  return el('dl', { class: 'facts' },
+    el('dt', { text: 'nodes' }), el('dd', { text: String(s.nodes) }),
+    el('dt', { text: 'initializers' }),
+    el('dd', { text: `${s.initializers} (${humanBytes(s.initializer_bytes)})` }),
+    el('dt', { text: 'inputs' }), el('dd', { text: io(s.inputs ?? []) }),
+    el('dt', { text: 'outputs' }), el('dd', { text: io(s.outputs ?? []) }),
+    el('dt', { text: 'opsets' }), el('dd', { text: opsets || '–' }),
+    s.producer ? [el('dt', { text: 'producer' }), el('dd', { text: s.producer })] : null);
+}
+
+async function loadSample() {
+  clearError();
+  setStatus('Loading the sample model…');
+  setState('running');
+  try {
+    const res = await fetch(SAMPLE.url);
+    if (!res.ok) throw new Error(`Could not load the sample model ${SAMPLE.url}: HTTP ${res.status}`);
+    const blob = await res.blob();
+    await loadModel({ name: SAMPLE.name, bytes: new File([blob], SAMPLE.name), externalData: {} });
+  } catch (e) {
+    showError(e);
+    setState('error');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+function renderPasses({ available, default: defaults }) {
+  const fs = $('#passes');
+  $('#passes-loading')?.remove();
+  // The default pipeline first, in its order; then the other passes, unchecked.
+  const order = [...defaults, ...available.filter((p) => !defaults.includes(p))];
+  for (const name of order) {
+    const id = `pass-${name}`;
+    fs.append(el('div', { class: 'check' },
+      el('input', { type: 'checkbox', id, name: 'pass', value: name, checked: defaults.includes(name) }),
+      el('label', { for: id, text: name })));
+  }
+  fs.append(el('p', { class: 'actions small' },
+    el('button', { type: 'button', id: 'passes-default', text: 'Default pipeline' }),
+    el('button', { type: 'button', id: 'passes-none', text: 'None' })));
+  $('#passes-default').onclick = () => {
+    for (const c of fs.querySelectorAll('input[name=pass]')) c.checked = defaults.includes(c.value);
+  };
+  $('#passes-none').onclick = () => {
+    for (const c of fs.querySelectorAll('input[name=pass]')) c.checked = false;
+  };
+}
+
+function readOptions() {
+  const options = {};
+  options.passes = [...document.querySelectorAll('#passes input[name=pass]:checked')].map((c) => c.value);
+  // The package reads an empty list as "the default pipeline", which is not what "None" means here.
+  if (!options.passes.length) throw new Error('Choose at least one pass.');
+  const budget = $('#size-budget').value.trim();
+  if (budget !== '') {
+    const n = Number(budget);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`Size budget must be a whole number of bytes, got '${budget}'.`);
+    options.sizeBudget = n;
+  }
+  const preserve = $('#preserve').value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (preserve.length) options.preserve = preserve;
+  const quant = $('#quant').value;
+  if (quant) options.quant = quant;
+  const threshold = $('#external-threshold').value.trim();
+  if (threshold !== '') {
+    const n = Number(threshold);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new Error(`External data threshold must be a whole number of bytes, got '${threshold}'.`);
+    }
+    options.externalDataThreshold = n;
+  }
+  // Where external weights go when the output has any (the input had some, or the threshold);
+  // unused for an all-inline result.
+  options.externalDataLocation = `${baseName(current.name)}.opt.onnx.data`;
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run
+
+let timer = null;
+
+// Runs one worker operation with the progress bar, the elapsed time and the cancel button;
+// `show` renders the result. Errors go to the error box, a cancel to the status line.
+async function runJob(op, args, show) {
+  const model = current;
+  setState('running');
+  for (const b of document.querySelectorAll('#run, #split')) b.disabled = true;
+  $('#cancel').disabled = false;
+  $('#report').setAttribute('aria-busy', 'true');
+  const started = performance.now();
+  let stage = 'Starting…';
+  let fraction;
+  const tick = () => setStatus(`${stage} (${((performance.now() - started) / 1000).toFixed(1)} s)`, fraction);
+  tick();
+  timer = setInterval(tick, 200);
+  try {
+    const result = await client.call(op, args, {
+      onProgress: (p) => {
+        stage = [p.stage, p.pass].filter(Boolean).join(': ') || 'Working';
+        fraction = Number.isFinite(p.fraction) ? p.fraction : undefined;
+        tick();
+      },
+    });
+    if (current !== model) return;
+    show(model, result, performance.now() - started);
+    setStatus(`Done in ${fmtMs(performance.now() - started)}.`, 1);
+    setState('done');
+  } catch (e) {
+    if (e.name === 'AbortError') {
+      setStatus('Cancelled.', 0);
+      setState('cancelled');
+    } else {
+      showError(e);
+      setStatus('Failed.', 0);
+      setState('error');
+    }
+  } finally {
+    clearInterval(timer);
+    for (const b of document.querySelectorAll('#run, #split')) b.disabled = !current;
+    $('#cancel').disabled = true;
+    $('#report').removeAttribute('aria-busy');
+  }
+}
+
+function run() {
+  if (!current) return;
+  clearError();
+  let options;
+  try {
+    options = readOptions();
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true };
+  runJob('optimize', args, renderReport);
+}
+
+// splitConstants: the constant graph as its own model (prep) and the rest (main), for users who
+// swap weights and re-run only prep.
+function split() {
+  if (!current) return;
+  clearError();
+  runJob('splitConstants', { bytes: current.bytes, options: {} }, (model, { prep, main, report }) => {
+    const base = baseName(model.name);
+    const box = $('#split-result');
+    box.hidden = false;
+    box.replaceChildren(
+      el('p', { text: `${report.original_nodes} nodes → prep ${report.prep_nodes} + main ${report.main_nodes}; ` +
+        `${report.values?.length ?? 0} values passed from prep to main (${humanBytes(report.value_bytes)}).` }),
+      el('p', { class: 'actions' },
+        downloadLink('download-prep', `${base}.prep.onnx`, prep, false),
+        downloadLink('download-main', `${base}.main.onnx`, main, false)));
+  });
+}
+
+function cancel() {
+  client.cancel();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function renderReport(model, result, pageMillis) {
+  const { report } = result;
+  const before = report.before ?? {};
+  const after = report.after ?? {};
+  $('#report').hidden = false;
+
+  const extBytes = Object.values(result.externalData).reduce((a, b) => a + b.byteLength, 0);
+  const inBytes = model.bytes.size + Object.values(model.externalData).reduce((a, f) => a + f.size, 0);
+  const outBytes = result.model.byteLength + extBytes;
+  const t = report.timing_ms ?? {};
+  const fact = (label, value, detail) =>
+    el('div', { class: 'fact' }, el('div', { class: 'label', text: label }),
+      el('div', { class: 'value', text: value }), detail ? el('div', { class: 'detail', text: detail }) : null);
+  $('#summary').replaceChildren(
+    fact('nodes', `${before.nodes} → ${after.nodes}`, pct(before.nodes, after.nodes)),
+    fact('size', `${humanBytes(inBytes)} → ${humanBytes(outBytes)}`,
+      extBytes ? `${humanBytes(extBytes)} in external data` : pct(inBytes, outBytes)),
+    fact('initializers', `${before.initializers} → ${after.initializers}`,
+      `${humanBytes(before.initializer_bytes)} → ${humanBytes(after.initializer_bytes)}`),
+    fact('time', fmtMs(pageMillis),
+      `read ${fmtMs(t.read ?? 0)}, optimize ${fmtMs(t.optimize ?? 0)}, write ${fmtMs(t.write ?? 0)}`),
+    fact('rounds', String(report.iterations ?? '–'), report.converged ? 'converged' : 'stopped at the limit'),
+  );
+
+  renderDownloads(model, result);
+  renderOps(before.op_histogram ?? {}, after.op_histogram ?? {});
+  renderPassRuns(report.passes ?? []);
+  renderWarnings(report.warnings ?? []);
+  renderNotFolded(report.not_folded ?? []);
+  renderTree(result.tree);
+}
+
+// Object URLs live until the next result of the same kind replaces them.
+const objectUrls = new Map();
+
+function downloadLink(id, name, bytes, primary) {
+  if (objectUrls.has(id)) URL.revokeObjectURL(objectUrls.get(id));
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  objectUrls.set(id, url);
+  return el('a', { id, class: primary ? 'button primary' : 'button', href: url, download: name },
+    `Download ${name} `, el('span', { class: 'muted', text: `(${humanBytes(bytes.byteLength)})` }));
+}
+
+function renderDownloads(model, result) {
+  for (const [id, url] of objectUrls) {
+    if (id.startsWith('download-ext-')) {
+      URL.revokeObjectURL(url);
+      objectUrls.delete(id);
+    }
+  }
+  const name = `${baseName(model.name)}.opt.onnx`;
+  const links = [downloadLink('download', name, result.model, true)];
+  Object.entries(result.externalData).forEach(([loc, bytes], i) =>
+    links.push(downloadLink(`download-ext-${i}`, fileNameOf(loc), bytes, false)));
+  $('#downloads').replaceChildren(...links);
+}
+
+function renderOps(before, after) {
+  const ops = [...new Set([...Object.keys(before), ...Object.keys(after)])];
+  ops.sort((a, b) => (before[b] ?? 0) - (before[a] ?? 0) || (after[b] ?? 0) - (after[a] ?? 0) || a.localeCompare(b));
+  const tbody = $('#ops-table tbody');
+  let tb = 0;
+  let ta = 0;
+  tbody.replaceChildren(...ops.map((op) => {
+    const b = before[op] ?? 0;
+    const a = after[op] ?? 0;
+    tb += b;
+    ta += a;
+    return el('tr', { class: a < b ? 'fewer' : a > b ? 'more' : null },
+      el('th', { scope: 'row', text: op }), el('td', { class: 'num', text: String(b) }),
+      el('td', { class: 'num', text: String(a) }),
+      el('td', { class: 'num', text: a === b ? '' : a > b ? `+${a - b}` : String(a - b) }));
+  }));
+  $('#ops-table tfoot').replaceChildren(el('tr', {},
+    el('th', { scope: 'row', text: 'total' }), el('td', { class: 'num', text: String(tb) }),
+    el('td', { class: 'num', text: String(ta) }), el('td', { class: 'num', text: ta === tb ? '' : String(ta - tb) })));
+  $('#ops-chart').replaceChildren(barChart(ops, before, after),
+    el('figcaption', {}, el('span', { class: 'swatch before' }), 'before ',
+      el('span', { class: 'swatch after' }), 'after'));
+}
+
+// Grouped horizontal bars (inline SVG): one row per op type, before above after.
+function barChart(ops, before, after) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svgEl = (tag, attrs, text) => {
+    const e = document.createElementNS(NS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const labelW = 150;
+  const barMax = 300;
+  const bar = 9;
+  const rowH = 2 * bar + 8;
+  const width = labelW + barMax + 50;
+  const height = Math.max(rowH, ops.length * rowH) + 4;
+  const max = Math.max(1, ...ops.map((o) => Math.max(before[o] ?? 0, after[o] ?? 0)));
+  const svg = svgEl('svg', {
+    viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', class: 'bars',
+    'aria-label': `Nodes per op type before and after: ${ops.map((o) => `${o} ${before[o] ?? 0} to ${after[o] ?? 0}`).join('; ')}`,
+  });
+  ops.forEach((op, i) => {
+    const y = 2 + i * rowH;
+    const b = before[op] ?? 0;
+    const a = after[op] ?? 0;
+    const g = svgEl('g', {});
+    g.append(svgEl('title', {}, `${op}: ${b} before, ${a} after`));
+    g.append(svgEl('text', { x: labelW - 6, y: y + bar + 3, 'text-anchor': 'end', class: 'label' },
+      op.length > 22 ? `${op.slice(0, 21)}…` : op));
+    const wb = (b / max) * barMax;
+    const wa = (a / max) * barMax;
+    g.append(svgEl('rect', { x: labelW, y, width: Math.max(wb, b ? 1 : 0), height: bar, class: 'before' }));
+    g.append(svgEl('rect', { x: labelW, y: y + bar, width: Math.max(wa, a ? 1 : 0), height: bar, class: 'after' }));
+    g.append(svgEl('text', { x: labelW + wb + 4, y: y + bar - 1, class: 'value' }, String(b)));
+    g.append(svgEl('text', { x: labelW + wa + 4, y: y + 2 * bar - 1, class: 'value' }, String(a)));
+    svg.append(g);
+  });
+  return svg;
+}
+
+function renderPassRuns(passes) {
+  const arrow = (pair) => (Array.isArray(pair) ? (pair[0] === pair[1] ? String(pair[0]) : `${pair[0]} → ${pair[1]}`) : '');
+  const total = passes.reduce((a, p) => a + (p.ms ?? 0), 0);
+  const rows = passes.map((p) => {
+    const notes = [];
+    if (p.error) notes.push(el('span', { class: 'bad', text: `failed, undone: ${p.error}` }));
+    if (p.counters) notes.push(Object.entries(p.counters).map(([k, v]) => `${k} ${v}`).join(', '));
+    if (p.notes?.length) notes.push(` ${p.notes.join('; ')}`);
+    return el('tr', { class: p.changed ? 'changed' : null },
+      el('td', { class: 'num', text: String(p.iteration ?? '') }), el('th', { scope: 'row', text: p.pass }),
+      el('td', { class: 'num', text: (p.ms ?? 0).toFixed(2) }), el('td', { class: 'num', text: arrow(p.nodes) }),
+      el('td', { class: 'num', text: arrow(p.initializers) }), el('td', { class: 'notes' }, ...notes));
+  });
+  rows.push(el('tr', { class: 'total' }, el('td'), el('th', { scope: 'row', text: 'all passes' }),
+    el('td', { class: 'num', text: total.toFixed(2) }), el('td'), el('td'), el('td')));
+  $('#passes-table tbody').replaceChildren(...rows);
+}
+
+function renderWarnings(warnings) {
+  const d = $('#warnings');
+  d.hidden = !warnings.length;
+  d.querySelector('summary').textContent = `Warnings (${warnings.length})`;
+  d.querySelector('ul').replaceChildren(...warnings.map((w) => el('li', { text: w })));
+}
+
+const NOT_FOLDED_LIMIT = 2000;
+
+function renderNotFolded(list) {
+  const d = $('#not-folded');
+  d.querySelector('summary').textContent = `Why not folded (${list.length} node${list.length === 1 ? '' : 's'})`;
+  const rows = list.slice(0, NOT_FOLDED_LIMIT).map((n) =>
+    el('tr', {}, el('td', { class: 'mono', text: n.node || '(unnamed)' }),
+      el('td', { text: n.op ?? n.op_type ?? '' }), el('td', { text: n.reason })));
+  if (list.length > NOT_FOLDED_LIMIT) {
+    rows.push(el('tr', {}, el('td', { colspan: 3, class: 'muted',
+      text: `… and ${list.length - NOT_FOLDED_LIMIT} more (see the report JSON)` })));
+  }
+  d.querySelector('tbody').replaceChildren(...rows);
+}
+
+function renderTree(tree) {
+  const d = $('#module-tree');
+  const box = d.querySelector('.tree');
+  if (!tree) {
+    d.hidden = true;
+    return;
+  }
+  d.hidden = false;
+  if (tree.error) {
+    box.replaceChildren(el('p', { class: 'muted', text: `No module tree: ${tree.error}` }));
+    return;
+  }
+  const topOps = (ops) => Object.entries(ops ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 6)
+    .map(([k, v]) => `${k} ${v}`).join(', ');
+  const node = (m, depth) => {
+    const title = [el('span', { class: 'mono', text: m.name || '(model)' })];
+    if (m.class) title.push(' ', el('span', { class: 'cls', text: m.class }));
+    title.push(el('span', { class: 'muted',
+      text: ` ${m.nodes} node${m.nodes === 1 ? '' : 's'}${m.param_bytes ? `, ${humanBytes(m.param_bytes)}` : ''}` +
+        `${m.calls > 1 ? `, called ${m.calls}×` : ''}` }));
+    const kids = m.children ?? [];
+    if (!kids.length) return el('li', { class: 'leaf' }, ...title, el('div', { class: 'ops', text: topOps(m.ops) }));
+    const det = el('details', { open: depth < 2 },
+      el('summary', {}, ...title),
+      el('div', { class: 'ops', text: topOps(m.ops) }),
+      el('ul', {}, ...kids.map((k) => node(k, depth + 1))));
+    return el('li', {}, det);
+  };
+  box.replaceChildren(el('ul', { class: 'root' }, node(tree, 0)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+
+async function onFiles(files) {
+  let model;
+  try {
+    model = pickModel(files);
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  if (model) await loadModel(model);
+}
+
+function setupDrop() {
+  const drop = $('#drop');
+  const over = (on) => (ev) => {
+    ev.preventDefault();
+    drop.classList.toggle('over', on);
+  };
+  drop.addEventListener('dragenter', over(true));
+  drop.addEventListener('dragover', over(true));
+  drop.addEventListener('dragleave', over(false));
+  drop.addEventListener('drop', (ev) => {
+    over(false)(ev);
+    if (ev.dataTransfer?.files?.length) onFiles(ev.dataTransfer.files);
+  });
+  // A file dropped anywhere else must not navigate away from the page.
+  window.addEventListener('dragover', (ev) => ev.preventDefault());
+  window.addEventListener('drop', (ev) => ev.preventDefault());
+}
+
+async function init() {
+  setupDrop();
+  $('#file').addEventListener('change', (ev) => {
+    onFiles(ev.target.files);
+    ev.target.value = ''; // choosing the same file again still fires 'change'
+  });
+  $('#sample').addEventListener('click', loadSample);
+  $('#run').addEventListener('click', run);
+  $('#split').addEventListener('click', split);
+  $('#cancel').addEventListener('click', cancel);
+  setStatus('Loading the optimizer…');
+  try {
+    const info = await client.call('info');
+    $('#version').textContent = `version ${info.version}`;
+    renderPasses(info);
+    setStatus(current ? 'Ready.' : 'Choose a model.', 0);
+    if (!current) setState('ready');
+  } catch (e) {
+    showError(e);
+    setStatus('The optimizer could not be loaded.', 0);
+    setState('error');
+  }
+}
+
+init();

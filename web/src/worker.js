@@ -1,0 +1,87 @@
+// Web Worker: runs the onnxfold package (wasm) off the page's main thread, so the page stays
+// responsive during a long optimization. Cancelling terminates this worker (a synchronous wasm
+// call cannot see messages), and the page starts a fresh one.
+//
+// Protocol, page -> worker: { id, op, args }
+//   op: 'info'          -> { version, available, default }
+//       'inspect'       args: { bytes, externalData }            -> summary object
+//       'optimize'      args: { bytes, options, externalData, tree } -> { model, externalData, report, tree }
+//       'moduleTree'    args: { bytes }                          -> tree object
+//       'splitConstants' args: { bytes, options }                -> { prep, main, report }
+// worker -> page: { id, type: 'progress', progress } | { id, type: 'result', value }
+//               | { id, type: 'error', error: { name, message } }
+import * as onnxfold from 'onnxfold';
+
+// The bundle (build/web/worker.js) sits next to onnxfold.wasm; the package's default location
+// (../dist/onnxfold.wasm relative to the package) does not exist once bundled.
+onnxfold.env.wasmUrl = new URL('./onnxfold.wasm', import.meta.url).href;
+
+const post = (msg, transfer = []) => self.postMessage(msg, transfer);
+
+// Progress callbacks can come fast (once per pass and round); posting all of them is cheap but
+// the page only needs a few per animation frame.
+function progressPoster(id) {
+  let last = 0;
+  return (p) => {
+    const now = performance.now();
+    if (now - last < 30 && p.fraction < 1) return;
+    last = now;
+    post({ id, type: 'progress', progress: { stage: p.stage, pass: p.pass, fraction: p.fraction } });
+  };
+}
+
+async function moduleTreeOrNull(bytes) {
+  if (typeof onnxfold.moduleTree !== 'function') return null;
+  try {
+    return await onnxfold.moduleTree(bytes);
+  } catch (e) {
+    // The tree is a bonus view: a wasm build without it shows none, and a model it cannot
+    // describe still optimized fine (the page says why there is no tree).
+    if (/not available in this build/.test(e.message)) return null;
+    return { error: e.message };
+  }
+}
+
+const ops = {
+  async info() {
+    const [version, passes] = await Promise.all([onnxfold.version(), onnxfold.passes()]);
+    return { value: { version, available: passes.available, default: passes.default } };
+  },
+
+  async inspect({ bytes, externalData }) {
+    return { value: await onnxfold.inspect(bytes, { externalData }) };
+  },
+
+  async optimize({ bytes, options, externalData, tree }, id) {
+    const started = performance.now();
+    const out = await onnxfold.optimize(bytes, { ...options, externalData, onProgress: progressPoster(id) });
+    const millis = performance.now() - started;
+    const value = { model: out.model, externalData: out.externalData ?? {}, report: out.report, millis };
+    if (tree) {
+      post({ id, type: 'progress', progress: { stage: 'module tree', pass: '', fraction: 1 } });
+      value.tree = await moduleTreeOrNull(out.model);
+    }
+    const transfer = [out.model.buffer, ...Object.values(value.externalData).map((b) => b.buffer)];
+    return { value, transfer: [...new Set(transfer)] };
+  },
+
+  async moduleTree({ bytes }) {
+    return { value: await onnxfold.moduleTree(bytes) };
+  },
+
+  async splitConstants({ bytes, options }) {
+    const out = await onnxfold.splitConstants(bytes, options);
+    return { value: out, transfer: [...new Set([out.prep.buffer, out.main.buffer])] };
+  },
+};
+
+self.onmessage = async ({ data: { id, op, args } }) => {
+  try {
+    if (!Object.hasOwn(ops, op)) throw new Error(`worker: unknown operation '${op}'`);
+    const { value, transfer } = await ops[op](args ?? {}, id);
+    post({ id, type: 'result', value }, transfer);
+  } catch (e) {
+    const error = e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
+    post({ id, type: 'error', error });
+  }
+};
