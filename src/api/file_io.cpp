@@ -117,7 +117,7 @@ Buffer readFileBuffer(const std::string& path) {
   return Buffer(static_cast<const uint8_t*>(p), size, std::move(owner));
 #else
   uint8_t* data = nullptr;
-  Buffer b = Buffer::allocate(size, &data);
+  Buffer b = Buffer::allocateUninitialized(size, &data);  // read() fills it all
   size_t done = 0;
   while (done < size) {
     const ssize_t n = ::read(fd, data + done, size - done);

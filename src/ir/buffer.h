@@ -21,6 +21,9 @@ class Buffer {
 
   // Zero-initialised, 64-byte-aligned owned storage. `out` receives the writable pointer.
   static Buffer allocate(size_t size, uint8_t** out);
+  // The same without zeroing, for callers that write every byte: zeroing first touches
+  // every page twice, which dominated folding large weights.
+  static Buffer allocateUninitialized(size_t size, uint8_t** out);
   static Buffer copyOf(const void* data, size_t size);
 
   const uint8_t* data() const { return data_; }

@@ -20,6 +20,15 @@ struct AlignedFree {
 }  // namespace
 
 Buffer Buffer::allocate(size_t size, uint8_t** out) {
+  uint8_t* p = nullptr;
+  Buffer b = allocateUninitialized(size, &p);
+  // The padding too: kernels may read whole vectors past the end.
+  std::memset(p, 0, (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment);
+  if (out != nullptr) *out = p;
+  return b;
+}
+
+Buffer Buffer::allocateUninitialized(size_t size, uint8_t** out) {
   // aligned_alloc needs a size that is a multiple of the alignment; never 0.
   if (size > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
     throw Error("cannot allocate " + std::to_string(size) + " bytes: too large to address");
@@ -31,7 +40,8 @@ Buffer Buffer::allocate(size_t size, uint8_t** out) {
     throw Error("out of memory allocating " + std::to_string(size) + " bytes" +
                 (sizeof(void*) == 4 ? " (the WebAssembly heap is limited to 4 GB)" : ""));
   }
-  std::memset(p, 0, padded);
+  // Only the padding is zeroed, so whole-vector reads past the end see defined bytes.
+  std::memset(p + size, 0, padded - size);
   std::shared_ptr<uint8_t> owner(p, AlignedFree());
   if (out != nullptr) *out = p;
   return Buffer(p, size, std::move(owner));
@@ -39,7 +49,7 @@ Buffer Buffer::allocate(size_t size, uint8_t** out) {
 
 Buffer Buffer::copyOf(const void* data, size_t size) {
   uint8_t* p = nullptr;
-  Buffer b = allocate(size, &p);
+  Buffer b = allocateUninitialized(size, &p);
   if (size != 0) std::memcpy(p, data, size);
   return b;
 }
@@ -64,6 +74,16 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_
   }
 }
 
+Tensor Tensor::uninitialized(DataType dtype, std::vector<int64_t> dims) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  const int64_t n = t.numElements();
+  assert(n >= 0 && dtype != DataType::kString);
+  t.buffer_ = Buffer::allocateUninitialized(rawByteSize(dtype, n), nullptr);
+  return t;
+}
+
 Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes)
     : dtype_(dtype), dims_(std::move(dims)), buffer_(std::move(bytes)) {
   assert(buffer_.size() == rawByteSize(dtype_, numElements()));
@@ -84,6 +104,7 @@ uint8_t* Tensor::mutableBytes() {
                          buffer_.owner().get() == buffer_.data() && buffer_.isAligned(kAlignment);
   if (!exclusive) buffer_ = Buffer::copyOf(buffer_.data(), buffer_.size());
   external.reset();  // the data no longer matches the external file
+  hash_valid_ = false;
   return const_cast<uint8_t*>(buffer_.data());
 }
 
@@ -102,6 +123,9 @@ bool Tensor::sameContent(const Tensor& o) const {
 }
 
 uint64_t Tensor::contentHash() const {
+  // Cached: pool-constants hashes every initializer on every pipeline round. Every mutator
+  // (mutableBytes, mutableStrings, setBuffer, reshape) drops the cached value.
+  if (hash_valid_) return hash_;
   // FNV-1a over dtype, dims and bytes: cheap, deterministic across builds.
   uint64_t h = 1469598103934665603ull;
   auto mix = [&h](const void* p, size_t n) {
@@ -132,6 +156,8 @@ uint64_t Tensor::contentHash() const {
     }
     mix(p, n);
   }
+  hash_ = h;
+  hash_valid_ = true;
   return h;
 }
 

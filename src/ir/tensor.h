@@ -35,6 +35,8 @@ class Tensor {
   Tensor() = default;
   // Allocates zeroed storage for the given shape (or empty strings for STRING).
   Tensor(DataType dtype, std::vector<int64_t> dims);
+  // Storage for the given shape that the caller fills completely (not STRING).
+  static Tensor uninitialized(DataType dtype, std::vector<int64_t> dims);
   // Wraps existing raw bytes. Precondition: bytes.size() == rawByteSize(dtype, numElements).
   Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes);
 
@@ -61,11 +63,20 @@ class Tensor {
   Tensor aligned() const;
 
   const std::vector<std::string>& strings() const { return strings_; }
-  std::vector<std::string>& mutableStrings() { return strings_; }
+  std::vector<std::string>& mutableStrings() {
+    hash_valid_ = false;
+    return strings_;
+  }
 
   // Replaces the bytes, keeping dtype and dims. Precondition: sizes match.
-  void setBuffer(Buffer b) { buffer_ = std::move(b); }
-  void reshape(std::vector<int64_t> dims) { dims_ = std::move(dims); }
+  void setBuffer(Buffer b) {
+    buffer_ = std::move(b);
+    hash_valid_ = false;
+  }
+  void reshape(std::vector<int64_t> dims) {
+    dims_ = std::move(dims);
+    hash_valid_ = false;
+  }
 
   // True when the bytes are present (false only for external data that was not resolved).
   bool isLoaded() const;
@@ -88,6 +99,8 @@ class Tensor {
   std::vector<int64_t> dims_;
   Buffer buffer_;
   std::vector<std::string> strings_;
+  mutable uint64_t hash_ = 0;  // contentHash(), valid while hash_valid_
+  mutable bool hash_valid_ = false;
 };
 
 // Product of dims, or -1 if a dim is negative or the product overflows int64.

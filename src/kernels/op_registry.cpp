@@ -192,7 +192,9 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
     for (const Dim& d : t.shape->dims)
       dims.push_back(d.value);
     if (checkedElementCount(dims) < 0) throw Error(op + ": output shape overflows");
-    outputs[i] = Tensor(t.elem_type, dims);
+    outputs[i] = (entry->flags & kOpWritesWholeOutputs) && t.elem_type != DataType::kString
+                     ? Tensor::uninitialized(t.elem_type, dims)
+                     : Tensor(t.elem_type, dims);
     cc.outputs[i] = &outputs[i];
   }
   if (!all_given) {

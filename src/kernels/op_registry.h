@@ -118,6 +118,9 @@ using ComputeFn = void (*)(ComputeContext&);
 enum OpFlags : uint32_t {
   kOpDefault = 0,
   kOpNondeterministic = 1u << 0,  // never folded (RandomNormal, Bernoulli, ...)
+  // The kernel writes every byte of its outputs, so they need not be zeroed first
+  // (zeroing touched every page of a large output twice).
+  kOpWritesWholeOutputs = 1u << 1,
 };
 
 struct OpEntry {

@@ -6,6 +6,7 @@
 // Identical means same dtype, dims and bytes: compared by a content hash, then
 // byte for byte. Graph inputs and outputs keep their own initializers (their
 // names are the interface). Each graph pools its own initializers.
+#include <string>
 #include <unordered_map>
 
 #include "passes/passes.h"
@@ -32,10 +33,27 @@ class PoolConstants : public Pass {
     bool changed = false;
     std::unordered_multimap<uint64_t, Value*> seen;
     const std::vector<Value*> inits = g.initializers();
+    auto poolable = [](const Value* v) {
+      return !v->isGraphInput() && !v->isGraphOutput() && v->initializer()->isLoaded();
+    };
+    // Only tensors whose dtype and dims occur more than once can be pooled: the
+    // others (most weights) are never hashed, so their bytes are not even read.
+    auto signature = [](const Tensor& t) {
+      std::string key;
+      const auto dt = static_cast<int32_t>(t.dtype());
+      key.append(reinterpret_cast<const char*>(&dt), sizeof dt);
+      for (int64_t d : t.dims())
+        key.append(reinterpret_cast<const char*>(&d), sizeof d);
+      return key;
+    };
+    std::unordered_map<std::string, int> shapes;
+    for (const Value* v : inits) {
+      if (poolable(v)) ++shapes[signature(*v->initializer())];
+    }
     for (Value* v : inits) {
-      if (v->isGraphInput() || v->isGraphOutput()) continue;
+      if (!poolable(v)) continue;
       const Tensor& t = *v->initializer();
-      if (!t.isLoaded()) continue;
+      if (shapes[signature(t)] < 2) continue;
       const uint64_t h = t.contentHash();
       Value* same = nullptr;
       auto range = seen.equal_range(h);

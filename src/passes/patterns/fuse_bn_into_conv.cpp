@@ -104,10 +104,8 @@ void fold(const Chain& c, Rewriter& rw) {
     s[m] = floatAt(scale, m) / std::sqrt(floatAt(var, m) + eps);
     nb[m] = ((b ? floatAt(*b, m) : 0.0) - floatAt(mean, m)) * s[m] + floatAt(bias, m);
   }
-  const auto& d = w.dims();
-  const std::vector<double> nw = patterns::scaleOutputChannels(w, transpose, group, s);
-  Value* new_w =
-      rw.constant(patterns::floatTensorLike(w.dtype(), d, nw), conv->input(1)->name() + "_bn");
+  Tensor nw = patterns::scaleOutputChannels(w, transpose, group, s);
+  Value* new_w = rw.constant(std::move(nw), conv->input(1)->name() + "_bn");
   Value* new_b =
       rw.constant(patterns::floatTensorLike(w.dtype(), {channels}, nb),
                   (conv->input(2) ? conv->input(2)->name() : conv->input(1)->name()) + "_bn_bias");

@@ -67,10 +67,8 @@ void fold(const Chain& c, Rewriter& rw) {
   convOutputChannels(conv, w.dims(), channels);
   const std::vector<double> s = perChannelValues(*constantOf(otherOperand(c)), channels);
 
-  const auto& d = w.dims();
-  const std::vector<double> nw = patterns::scaleOutputChannels(w, transpose, group, s);
-  conv->setInput(1,
-                 rw.constant(floatTensorLike(w.dtype(), d, nw), conv->input(1)->name() + "_mul"));
+  Tensor nw = patterns::scaleOutputChannels(w, transpose, group, s);
+  conv->setInput(1, rw.constant(std::move(nw), conv->input(1)->name() + "_mul"));
   if (b != nullptr) {
     std::vector<double> nb(static_cast<size_t>(channels));
     for (size_t m = 0; m < nb.size(); ++m)

@@ -140,23 +140,35 @@ void bypass(Node* n, Value* x, Rewriter& rw) {
   rw.replaceNode(n, {x});
 }
 
-std::vector<double> scaleOutputChannels(const Tensor& w, bool transpose, int64_t group,
-                                        const std::vector<double>& s) {
+Tensor scaleOutputChannels(const Tensor& w, bool transpose, int64_t group,
+                           const std::vector<double>& s) {
   // Output channel of each weight element: dim 0 for Conv; for ConvTranspose,
-  // dim 1 within each group of dim 0.
+  // dim 1 within each group of dim 0. Written straight into the new tensor
+  // (every element), in double and rounded once, as W's dtype.
   const auto& d = w.dims();
   const int64_t inner = w.numElements() / (d[0] * d[1]);
-  std::vector<double> nw(static_cast<size_t>(w.numElements()));
-  for (int64_t i0 = 0; i0 < d[0]; ++i0) {
-    for (int64_t i1 = 0; i1 < d[1]; ++i1) {
-      const int64_t m = transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0;
-      for (int64_t k = 0; k < inner; ++k) {
-        const auto idx = static_cast<size_t>((i0 * d[1] + i1) * inner + k);
-        nw[idx] = floatAt(w, idx) * s[static_cast<size_t>(m)];
+  Tensor out = Tensor::uninitialized(w.dtype(), d);
+  auto scale = [&](auto tag) {
+    using T = decltype(tag);
+    const uint8_t* in = w.bytes();  // a view into the model: may be unaligned
+    T* o = reinterpret_cast<T*>(out.mutableBytes());
+    for (int64_t i0 = 0; i0 < d[0]; ++i0) {
+      for (int64_t i1 = 0; i1 < d[1]; ++i1) {
+        const double m = s[static_cast<size_t>(transpose ? (i0 / (d[0] / group)) * d[1] + i1 : i0)];
+        const int64_t base = (i0 * d[1] + i1) * inner;
+        for (int64_t k = base; k < base + inner; ++k) {
+          T v;
+          std::memcpy(&v, in + k * sizeof(T), sizeof(T));
+          o[k] = static_cast<T>(static_cast<double>(v) * m);
+        }
       }
     }
-  }
-  return nw;
+  };
+  if (w.dtype() == DataType::kDouble)
+    scale(double{});
+  else
+    scale(float{});
+  return out;
 }
 
 }  // namespace onnxfold::patterns
