@@ -178,16 +178,20 @@ void transpose2DScalar(const T* in, T* out, int64_t batch, int64_t rows, int64_t
 template <class T>
 void transpose2DBlocked(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 8;
+  // `in` may be a misaligned view into the model's bytes: loads go through memcpy.
+  const auto* bytes = reinterpret_cast<const uint8_t*>(in);
   for (int64_t b = 0; b < batch; ++b) {
-    const T* src = in + b * rows * cols;
+    const uint8_t* src = bytes + b * rows * cols * static_cast<int64_t>(sizeof(T));
     T* dst = out + b * rows * cols;
     for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
       const int64_t r1 = std::min(rows, r0 + kTile);
       for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
         const int64_t c1 = std::min(cols, c0 + kTile);
-        for (int64_t c = c0; c < c1; ++c)
+        for (int64_t c = c0; c < c1; ++c) {
           for (int64_t r = r0; r < r1; ++r)
-            dst[c * rows + r] = src[r * cols + c];
+            std::memcpy(&dst[c * rows + r], src + (r * cols + c) * static_cast<int64_t>(sizeof(T)),
+                        sizeof(T));
+        }
       }
     }
   }
@@ -248,17 +252,17 @@ void transposeTensor(const OpContext& ctx, const Tensor& in, Tensor& out,
     const int64_t rows = sdims[sdims.size() - 2], cols = sdims[sdims.size() - 1];
     switch (elementBytes(ctx, dt)) {
       case 1:
-        return transpose2DBlocked(dataAs<uint8_t>(in), mutableDataAs<uint8_t>(out), batch, rows,
-                                  cols);
+        return transpose2DBlocked(reinterpret_cast<const uint8_t*>(in.bytes()),
+                                  mutableDataAs<uint8_t>(out), batch, rows, cols);
       case 2:
-        return transpose2DBlocked(dataAs<uint16_t>(in), mutableDataAs<uint16_t>(out), batch, rows,
-                                  cols);
+        return transpose2DBlocked(reinterpret_cast<const uint16_t*>(in.bytes()),
+                                  mutableDataAs<uint16_t>(out), batch, rows, cols);
       case 4:
-        return transpose2DBlocked(dataAs<uint32_t>(in), mutableDataAs<uint32_t>(out), batch, rows,
-                                  cols);
+        return transpose2DBlocked(reinterpret_cast<const uint32_t*>(in.bytes()),
+                                  mutableDataAs<uint32_t>(out), batch, rows, cols);
       case 8:
-        return transpose2DBlocked(dataAs<uint64_t>(in), mutableDataAs<uint64_t>(out), batch, rows,
-                                  cols);
+        return transpose2DBlocked(reinterpret_cast<const uint64_t*>(in.bytes()),
+                                  mutableDataAs<uint64_t>(out), batch, rows, cols);
       default:
         break;
     }
@@ -1240,7 +1244,8 @@ void registerDataMovementOps(OpRegistry& r) {
     r.add({"", "Unsqueeze", v, inferUnsqueeze, computeCopy});
   }
   for (int v : {1, 13, 21, 23, 24, 25})
-    r.add({"", "Transpose", v, inferTranspose, computeTranspose, kOpWritesWholeOutputs});
+    r.add({"", "Transpose", v, inferTranspose, computeTranspose,
+           kOpWritesWholeOutputs | kOpUnalignedInputs});
   for (int v : {1, 4, 11, 13})
     r.add({"", "Concat", v, inferConcat, computeConcat});
   for (int v : {1, 2, 11, 13, 18})

@@ -163,7 +163,7 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
     for (int64_t d : inputs[i]->dims())
       types[i].shape->dims.push_back(Dim::known(d));
     ic.input_types[i] = &types[i];
-    aligned[i] = inputs[i]->aligned();
+    aligned[i] = (entry->flags & kOpUnalignedInputs) ? *inputs[i] : inputs[i]->aligned();
     ic.input_values[i] = &aligned[i];
   }
   int symbols = 0;

@@ -108,8 +108,9 @@ class ComputeContext : public OpContext {
   bool hasOutput(size_t i) const { return i < outputs.size() && outputs[i] != nullptr; }
   Tensor& output(size_t i) const;  // preallocated with the inferred dtype and shape
 
-  std::vector<const Tensor*> inputs;  // 16-byte aligned data; null for omitted inputs
-  std::vector<Tensor*> outputs;       // null for omitted outputs
+  // 16-byte aligned data (unless the op is kOpUnalignedInputs); null for omitted inputs
+  std::vector<const Tensor*> inputs;
+  std::vector<Tensor*> outputs;  // null for omitted outputs
 };
 
 using InferFn = void (*)(InferContext&);
@@ -121,6 +122,9 @@ enum OpFlags : uint32_t {
   // The kernel writes every byte of its outputs, so they need not be zeroed first
   // (zeroing touched every page of a large output twice).
   kOpWritesWholeOutputs = 1u << 1,
+  // The kernel reads its inputs through memcpy, so a weight viewed in the model's
+  // bytes at any offset is used as it is (no aligned copy first).
+  kOpUnalignedInputs = 1u << 2,
 };
 
 struct OpEntry {
