@@ -39,7 +39,7 @@ export interface OptimizeOptions {
    * or the model would pass protobuf's 2 GiB limit, with a 1 KiB threshold).
    */
   externalDataThreshold?: number;
-  /** Name of the output's external-data file, relative to the model. */
+  /** Name of the output's external-data file, relative to the model. Default `model.onnx.data`. */
   externalDataLocation?: string;
   /** Fixpoint rounds at most. Default 8. */
   maxIterations?: number;

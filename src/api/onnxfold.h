@@ -49,7 +49,8 @@ struct Options {
   // -1: automatic (external if the input used external data or the model would
   // pass protobuf's 2 GiB limit, with a 1 KiB threshold).
   int64_t external_data_threshold = -1;
-  // Name of the external-data file, relative to the output model.
+  // Name of the external-data file, relative to the output model (default "model.onnx.data";
+  // the CLI uses "<output>.data").
   std::string external_data_location;
   std::function<void(const Progress&)> on_progress;
   // Polled between passes; returning true abandons the job with Error("cancelled").
@@ -121,6 +122,9 @@ struct Report {
   std::vector<std::string> warnings;
   // From the last run of each pass that explains itself (constant folding).
   std::vector<NodeNote> not_folded;
+  // The input's module hierarchy (moduleTreeJson, three levels deep), as JSON; empty when
+  // its nodes carry no module scopes.
+  std::string modules_json;
 
   std::string toJson(int indent = 2) const;
 };

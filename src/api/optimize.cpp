@@ -9,6 +9,7 @@
 #include "passes/pass_manager.h"
 #include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
+#include "passes/unflatten/module_tree.h"
 
 namespace onnxfold {
 
@@ -84,6 +85,10 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   std::unique_ptr<Model> model = readModel(bytes, ro);
   report.read_ms = msSince(t0);
   report.before = summarize(*model);
+  {
+    const ModuleTree tree(*model->graph);
+    if (!tree.root().children.empty()) report.modules_json = tree.toJson(-1, 3);
+  }
 
   PassOptions po;
   po.preserve = options.preserve;
@@ -137,11 +142,10 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
       (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {
     wo.external_threshold = 1024;
   }
-  if (wo.external_threshold >= 0 && wo.external_location.empty()) {
-    throw Error(
-        "the output needs external data (its input had some, or it passes 2 GiB), but no "
-        "external-data file name was given");
-  }
+  // Hosts that name files (the CLI) pass "<output>.data"; for bytes in memory (the npm
+  // package) the result's externalData map says which name was used.
+  if (wo.external_threshold >= 0 && wo.external_location.empty())
+    wo.external_location = "model.onnx.data";
   wo.on_progress = [&](uint64_t written, uint64_t total) {
     progress("write", "",
              0.9 + 0.1 * static_cast<double>(written) / static_cast<double>(total ? total : 1));

@@ -144,6 +144,7 @@ std::string Report::toJson(int indent) const {
   for (const NodeNote& n : not_folded) {
     nf.push_back({{"node", n.node}, {"op", n.op_type}, {"reason", n.reason}});
   }
+  if (!modules_json.empty()) j["modules"] = nlohmann::ordered_json::parse(modules_json);
   return j.dump(indent);
 }
 

@@ -209,8 +209,11 @@ test('external data: written out, read back from buffers and Blobs, and from fil
   // Missing file: the error names the location.
   await assert.rejects(optimize(ext.model), (e) => e instanceof OnnxfoldError && /weights\.bin/.test(e.message) && /external/.test(e.message));
   await assert.rejects(optimize(ext.model, { externalData: { 'other.bin': new Uint8Array(4) } }), /weights\.bin.*other\.bin|other\.bin/);
-  // External input without a location for the output's external data.
-  await assert.rejects(optimize(ext.model, { externalData: ext.externalData }), /external/);
+  // External input, no name given for the output's external data: it keeps its weights
+  // external under the default name.
+  const dflt = await optimize(ext.model, { externalData: ext.externalData });
+  assert.deepEqual(Object.keys(dflt.externalData), ['model.onnx.data']);
+  await equivalent(orig, dflt.model, 'ext-default-name', dflt.externalData);
 
   // Files (node): external data is read from the model's folder and written beside the output.
   const dir = mkdtempSync(join(tmp, 'files-'));

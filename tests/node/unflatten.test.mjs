@@ -63,6 +63,18 @@ test('tree: minibert shows its 4 encoder layers', { skip: skipFor(MINIBERT) }, a
   assert.doesNotMatch(stdout, /self_attn/, '--depth 2 stops above the layers\' children');
 });
 
+test('optimize --report carries the input\'s module tree (3 levels)', { skip: skipFor(MINIBERT) }, async () => {
+  const report = join(tmp, 'minibert.report.json');
+  await run(cli, ['optimize', model(MINIBERT), '-o', join(tmp, 'minibert.opt.onnx'), '--report', report, '-q']);
+  const { modules } = JSON.parse(readFileSync(report, 'utf8'));
+  const tree = await cliJson(['tree', model(MINIBERT), '--json']);
+  assert.equal(modules.nodes, tree.nodes);
+  const enc = modules.children.find((c) => c.path === '/enc');
+  assert.deepEqual(enc.children.map((c) => c.path), [0, 1, 2, 3].map((i) => `/enc/layers.${i}`));
+  assert.ok(enc.children[0].children.length > 0, 'third level present');
+  assert.ok(enc.children[0].children.every((c) => (c.children ?? []).length === 0), 'nothing below level 3');
+});
+
 test('outline: minibert layers become one function called 4 times, equivalent; inline undoes it',
   { skip: skipFor(MINIBERT) }, async () => {
     const { out, info, calls } = await outline(MINIBERT);
