@@ -49,6 +49,10 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
   PipelineReport report;
   report.before = computeStats(*model);
   report.converged = false;
+  // The model as it was before the running pass, to undo it if it fails. A pass that
+  // reports no change leaves the model as it found it (the Pass contract), so the snapshot
+  // taken before it still holds for the next pass: a converged round clones once, not per pass.
+  std::unique_ptr<Model> snapshot;
   for (int it = 1; it <= options_.max_iterations; ++it) {
     report.iterations = it;
     bool any = false;
@@ -60,8 +64,8 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
       rec.pass = std::string(pass.name());
       rec.iteration = it;
       rec.before = computeStats(*model);
-      // Tensor bytes are shared, so the snapshot costs only the graph structure.
-      std::unique_ptr<Model> snapshot = model->clone();
+      // Tensor bytes are shared, so a snapshot costs only the graph structure.
+      if (!snapshot) snapshot = model->clone();
       PassContext ctx(options);
       const auto t0 = std::chrono::steady_clock::now();
       try {
@@ -73,8 +77,9 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
       } catch (const std::exception& e) {
         rec.error = e.what();
         rec.changed = false;
-        model = std::move(snapshot);
+        model = std::move(snapshot);  // the next pass takes a new one
       }
+      if (rec.changed) snapshot.reset();
       rec.millis =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       rec.notes = ctx.takeNotes();

@@ -418,6 +418,32 @@ TEST(PassManager, RestoresTheModelWhenAPassFailsAndGoesOn) {
   EXPECT_TRUE(verify(*m).ok);
 }
 
+// Snapshots are shared across passes that change nothing; a failure must still undo only
+// the failing pass, keeping what the passes before it did.
+TEST(PassManager, UndoKeepsTheWorkOfEarlierPassesInTheRound) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  b.output(b.op("Neg", {b.op("Identity", {x})}));
+  std::unique_ptr<Model> m = b.build();
+  PassManagerOptions o;
+  o.max_iterations = 1;
+  PassManager pm(o);
+  pm.addByName({"dce"});  // changes nothing
+  pm.add(std::make_unique<ThrowingPass>());
+  pm.addByName({"eliminate-identity"});  // changes the model
+  pm.addByName({"dce"});                 // changes nothing
+  pm.add(std::make_unique<ThrowingPass>());
+  const PipelineReport r = pm.run(m, PassOptions());
+  ASSERT_EQ(r.passes.size(), 5u);
+  EXPECT_FALSE(r.passes[0].changed);
+  EXPECT_EQ(r.passes[1].error, "deliberate failure");
+  EXPECT_TRUE(r.passes[2].changed);
+  EXPECT_EQ(r.passes[4].error, "deliberate failure");
+  ASSERT_EQ(m->graph->numNodes(), 1u);  // the Identity stays removed, no Relu is left
+  EXPECT_EQ(m->graph->firstNode()->op_type, "Neg");
+  EXPECT_TRUE(verify(*m).ok);
+}
+
 TEST(PassManager, RunsToAFixpointAndReportsStats) {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
