@@ -29,8 +29,10 @@
 #include <vector>
 
 #include "api/onnxfold.h"
+#include "interop.h"
 
 using emscripten::val;
+using namespace onnxfold_wasm;
 
 namespace {
 
@@ -175,25 +177,10 @@ class JsSink : public onnxfold::Sink {
   std::vector<uint8_t> stage_;
 };
 
-template <typename T>
-T get(const nlohmann::json& j, const char* key, const char* what) {
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw onnxfold::Error(std::string("option ") + key + ": expected " + what);
-  }
-}
-
 onnxfold::Options optionsFromJson(const std::string& text) {
   onnxfold::Options o;
-  if (text.empty()) return o;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw onnxfold::Error(std::string("options are not valid JSON: ") + e.what());
-  }
-  if (!j.is_object()) throw onnxfold::Error("options must be an object");
+  const nlohmann::json j = parseOptions(text);
+  if (j.is_null()) return o;
   static const char* const kKnown[] = {
       "passes", "preserve",      "sizeBudget", "constructorBudget",     "foldDequantizeWeights",
       "quant",  "maxIterations", "verify",     "externalDataThreshold", "externalDataLocation",
@@ -205,35 +192,29 @@ onnxfold::Options optionsFromJson(const std::string& text) {
     if (!known) throw onnxfold::Error("unknown option '" + key + "'");
   }
   using Strings = std::vector<std::string>;
-  if (j.contains("passes")) o.passes = get<Strings>(j, "passes", "an array of pass names");
-  if (j.contains("preserve")) o.preserve = get<Strings>(j, "preserve", "an array of strings");
-  if (j.contains("sizeBudget")) o.size_budget = get<int64_t>(j, "sizeBudget", "an integer");
+  if (j.contains("passes")) o.passes = optionAs<Strings>(j, "passes", "an array of pass names");
+  if (j.contains("preserve")) o.preserve = optionAs<Strings>(j, "preserve", "an array of strings");
+  if (j.contains("sizeBudget")) o.size_budget = optionAs<int64_t>(j, "sizeBudget", "an integer");
   if (j.contains("constructorBudget"))
-    o.constructor_budget = get<int64_t>(j, "constructorBudget", "an integer");
+    o.constructor_budget = optionAs<int64_t>(j, "constructorBudget", "an integer");
   if (j.contains("foldDequantizeWeights"))
-    o.fold_dequantize_weights = get<bool>(j, "foldDequantizeWeights", "a boolean");
-  if (j.contains("quant")) o.quant = get<std::string>(j, "quant", "a string");
-  if (j.contains("maxIterations")) o.max_iterations = get<int>(j, "maxIterations", "an integer");
-  if (j.contains("verify")) o.verify_each = get<bool>(j, "verify", "a boolean");
+    o.fold_dequantize_weights = optionAs<bool>(j, "foldDequantizeWeights", "a boolean");
+  if (j.contains("quant")) o.quant = optionAs<std::string>(j, "quant", "a string");
+  if (j.contains("maxIterations"))
+    o.max_iterations = optionAs<int>(j, "maxIterations", "an integer");
+  if (j.contains("verify")) o.verify_each = optionAs<bool>(j, "verify", "a boolean");
   if (j.contains("externalDataThreshold"))
-    o.external_data_threshold = get<int64_t>(j, "externalDataThreshold", "an integer");
+    o.external_data_threshold = optionAs<int64_t>(j, "externalDataThreshold", "an integer");
   if (j.contains("externalDataLocation"))
-    o.external_data_location = get<std::string>(j, "externalDataLocation", "a string");
+    o.external_data_location = optionAs<std::string>(j, "externalDataLocation", "a string");
   if (j.contains("extra")) {
-    o.extra = get<std::map<std::string, std::string>>(j, "extra", "an object of strings");
+    o.extra = optionAs<std::map<std::string, std::string>>(j, "extra", "an object of strings");
   }
   return o;
 }
 
 // Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
 constexpr const char* kAbortName = "AbortError";
-
-[[noreturn]] void throwJsError(const std::string& message, const char* name = nullptr) {
-  val error = val::global("Error").new_(val(message));
-  if (name != nullptr) error.set("name", val(name));
-  error.throw_();
-  __builtin_unreachable();
-}
 
 // optimize(ptr, len, optionsJson, onProgress|undefined, cancelled|undefined,
 //          external: object|function|undefined, output: function) -> report JSON string

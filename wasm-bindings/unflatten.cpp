@@ -14,15 +14,12 @@
 #include <string>
 
 #include "api/onnxfold.h"
+#include "interop.h"
 
 using emscripten::val;
+using namespace onnxfold_wasm;
 
 namespace {
-
-[[noreturn]] void throwJsError(const std::string& message) {
-  val::global("Error").new_(val(message)).throw_();
-  __builtin_unreachable();
-}
 
 onnxfold::Buffer bytesFrom(const val& bytes) {
   if (!bytes.instanceof (val::global("Uint8Array"))) {
@@ -42,15 +39,8 @@ val toUint8Array(const std::string& s) {
 
 onnxfold::Options splitOptions(const std::string& text) {
   onnxfold::Options o;
-  if (text.empty()) return o;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw onnxfold::Error(std::string("options are not valid JSON: ") + e.what());
-  }
+  const nlohmann::json j = parseOptions(text);
   if (j.is_null()) return o;
-  if (!j.is_object()) throw onnxfold::Error("options must be an object");
   for (const auto& [key, value] : j.items()) {
     if (key != "foldDequantizeWeights") {
       throw onnxfold::Error(

@@ -555,27 +555,32 @@ void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Val
     dst.addOutput(mapValue(v));
 }
 
+Attribute Attribute::copyWithoutGraphs() const {
+  Attribute c;
+  c.name = name;
+  c.type = type;
+  c.ref_attr_name = ref_attr_name;
+  c.doc_string = doc_string;
+  c.f = f;
+  c.i = i;
+  c.s = s;
+  c.t = t;
+  c.sparse_tensor = sparse_tensor;
+  c.tp = tp;
+  c.floats = floats;
+  c.ints = ints;
+  c.strings = strings;
+  c.tensors = tensors;
+  c.sparse_tensors = sparse_tensors;
+  c.type_protos = type_protos;
+  c.unknown_fields = unknown_fields;
+  return c;
+}
+
 namespace {
 Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
                          const std::function<Value*(Value*)>& map, bool exact) {
-  Attribute c;
-  c.name = a.name;
-  c.type = a.type;
-  c.ref_attr_name = a.ref_attr_name;
-  c.doc_string = a.doc_string;
-  c.f = a.f;
-  c.i = a.i;
-  c.s = a.s;
-  c.t = a.t;
-  c.sparse_tensor = a.sparse_tensor;
-  c.tp = a.tp;
-  c.floats = a.floats;
-  c.ints = a.ints;
-  c.strings = a.strings;
-  c.tensors = a.tensors;
-  c.sparse_tensors = a.sparse_tensors;
-  c.type_protos = a.type_protos;
-  c.unknown_fields = a.unknown_fields;
+  Attribute c = a.copyWithoutGraphs();
   if (a.g) {
     c.g = std::make_unique<Graph>(new_parent, owner);
     Graph::cloneGraphInto(*a.g, *c.g, map, exact);

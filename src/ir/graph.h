@@ -138,6 +138,10 @@ struct Attribute {
   static Attribute makeInts(std::string name, std::vector<int64_t> v);
   static Attribute makeFloats(std::string name, std::vector<float> v);
   static Attribute makeTensor(std::string name, Tensor v);
+
+  // A copy of everything but graph values (g, graphs), which belong to one node:
+  // callers that copy those clone the graphs themselves.
+  Attribute copyWithoutGraphs() const;
 };
 
 class Node {

@@ -253,18 +253,8 @@ Node* createTyped(Rewriter& rw, const std::string& op, const std::vector<Value*>
 }
 
 void copyAttributes(const Node& from, Node* to) {
-  for (const Attribute& a : from.attributes) {
-    Attribute c;
-    c.name = a.name;
-    c.type = a.type;
-    c.i = a.i;
-    c.f = a.f;
-    c.s = a.s;
-    c.ints = a.ints;
-    c.floats = a.floats;
-    c.strings = a.strings;
-    to->setAttr(std::move(c));
-  }
+  for (const Attribute& a : from.attributes)
+    to->setAttr(a.copyWithoutGraphs());
 }
 
 Value* zeroPointValue(Rewriter& rw, const QParams& p, const std::string& base) {

@@ -39,23 +39,9 @@ Attribute copyAttribute(const Attribute& a, const std::string& name) {
     throw Error("attribute '" + a.name +
                 "' is a graph; graph attributes passed to a function are not supported");
   }
-  Attribute c;
+  Attribute c = a.copyWithoutGraphs();
   c.name = name;
-  c.type = a.type;
-  c.doc_string = a.doc_string;
-  c.f = a.f;
-  c.i = a.i;
-  c.s = a.s;
-  c.t = a.t;
-  c.sparse_tensor = a.sparse_tensor;
-  c.tp = a.tp;
-  c.floats = a.floats;
-  c.ints = a.ints;
-  c.strings = a.strings;
-  c.tensors = a.tensors;
-  c.sparse_tensors = a.sparse_tensors;
-  c.type_protos = a.type_protos;
-  c.unknown_fields = a.unknown_fields;
+  c.ref_attr_name.clear();
   return c;
 }
 

@@ -1,0 +1,45 @@
+// Helpers shared by the Embind files: JS errors and the options-JSON boundary.
+#pragma once
+
+#include <emscripten/val.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ir/error.h"
+
+namespace onnxfold_wasm {
+
+// Throws a JS Error (with `name`, e.g. "AbortError", when given). Call it outside any C++
+// catch block, so the C++ exception is finished and the module stays usable.
+[[noreturn]] inline void throwJsError(const std::string& message, const char* name = nullptr) {
+  emscripten::val error = emscripten::val::global("Error").new_(emscripten::val(message));
+  if (name != nullptr) error.set("name", emscripten::val(name));
+  error.throw_();
+  __builtin_unreachable();
+}
+
+// The options object sent as JSON by js/index.js; null for "" or "null".
+inline nlohmann::json parseOptions(const std::string& text) {
+  if (text.empty()) return nullptr;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw onnxfold::Error(std::string("options are not valid JSON: ") + e.what());
+  }
+  if (!j.is_null() && !j.is_object()) throw onnxfold::Error("options must be an object");
+  return j;
+}
+
+// Option `key` of `j` as T, or an Error naming the option and what it should be.
+template <typename T>
+T optionAs(const nlohmann::json& j, const char* key, const char* what) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw onnxfold::Error(std::string("option ") + key + ": expected " + what);
+  }
+}
+
+}  // namespace onnxfold_wasm
