@@ -7,7 +7,9 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "ir/verifier.h"
 #include "kernels/op_registry.h"
+#include "passes/registry.h"
 
 namespace onnxfold::test {
 
@@ -208,6 +210,17 @@ std::vector<float> floatValues(const Tensor& t) {
   for (int64_t i = 0; i < t.numElements(); ++i)
     v.push_back(t.at<float>(static_cast<size_t>(i)));
   return v;
+}
+
+bool runPass(Model& m, const std::string& name, const PassOptions& options) {
+  PassContext ctx(options);
+  std::unique_ptr<Pass> p = createPass(name);
+  EXPECT_NE(p, nullptr) << name;
+  if (p == nullptr) return false;
+  const bool changed = p->run(m, ctx);
+  const VerifyResult v = verify(m);
+  EXPECT_TRUE(v.ok) << name << ": " << v.message;
+  return changed;
 }
 
 }  // namespace onnxfold::test

@@ -15,6 +15,7 @@
 
 #include "ir/buffer.h"
 #include "ir/graph.h"
+#include "passes/pass.h"
 
 namespace onnxfold::test {
 
@@ -83,6 +84,10 @@ std::vector<Attribute> attrs(A&&... a) {
 //   Value* y = b.op("Mul", {x, w});
 //   b.output(y);
 //   std::unique_ptr<Model> m = b.build();
+// Runs the registered pass `name` once with `options`, then the IR verifier (a
+// failure is a test failure); returns whether the pass changed the model.
+bool runPass(Model& m, const std::string& name, const PassOptions& options = {});
+
 class ModelBuilder {
  public:
   explicit ModelBuilder(int64_t opset = 17);

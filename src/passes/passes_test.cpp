@@ -18,16 +18,7 @@ using test::floatTensor;
 using test::int64Tensor;
 using test::ModelBuilder;
 
-// Runs one pass once with default options; returns whether it changed the model.
-bool runPass(Model& m, const std::string& name, PassOptions options = {}) {
-  PassContext ctx(options);
-  std::unique_ptr<Pass> p = createPass(name);
-  EXPECT_NE(p, nullptr) << name;
-  const bool changed = p->run(m, ctx);
-  const VerifyResult v = verify(m);
-  EXPECT_TRUE(v.ok) << name << ": " << v.message;
-  return changed;
-}
+using test::runPass;
 
 std::vector<Explanation> explain(Model& m, PassOptions options = {}) {
   PassContext ctx(options);

@@ -7,20 +7,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { cli, dist, modelsDir, need } from './env.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const modelsDir = process.env.ONNXFOLD_SHARED_MODELS || resolve(repoRoot, '..', 'shared', 'models');
-const cli = process.env.ONNXFOLD_CLI || join(repoRoot, 'build', 'native', 'onnxfold');
-const dist = join(repoRoot, 'dist', 'onnxfold.wasm');
 
-function need(t, ok, reason) {
-  if (ok) return true;
-  if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
-  t.skip(reason);
-  return false;
-}
 
 // Printable strings around `offset` (tensor and node names are stored as plain text nearby).
 function context(bytes, offset) {
@@ -35,7 +25,7 @@ const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.en
 test('wasm and native outputs are byte-identical on every shared model', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`)) return;
   if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`)) return;
-  if (!need(t, models.length > 0, `no models in ${modelsDir} (set ONNXFOLD_SHARED_MODELS)`)) return;
+  if (!need(t, models.length > 0, `no models in ${modelsDir} (set ONNXFOLD_SHARED)`)) return;
   const { optimize } = await import('onnxfold');
   const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-det-'));
   try {

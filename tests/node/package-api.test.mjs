@@ -6,25 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { cli, dist, modelsDir, need } from './env.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const dist = join(repoRoot, 'dist', 'onnxfold.wasm');
-const modelsDir = process.env.ONNXFOLD_SHARED_MODELS || resolve(repoRoot, '..', 'shared', 'models');
 const smallModel = join(modelsDir, 'conv1d_m5.op14.nofold.onnx');
-const cli = process.env.ONNXFOLD_CLI || join(repoRoot, 'build', 'native', 'onnxfold');
 
-// Missing prerequisites skip locally but fail in CI, where they must exist.
-function need(t, ok, reason) {
-  if (ok) return true;
-  if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
-  t.skip(reason);
-  return false;
-}
 const haveDist = (t) => need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`);
-const haveModels = (t) => need(t, existsSync(smallModel), `${smallModel} missing (shared models; set ONNXFOLD_SHARED_MODELS)`);
+const haveModels = (t) => need(t, existsSync(smallModel), `${smallModel} missing (shared models; set ONNXFOLD_SHARED)`);
 
 const api = () => import('onnxfold');
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-api-'));

@@ -8,20 +8,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { modelsDir, need, repoRoot } from './env.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const modelsDir = process.env.ONNXFOLD_SHARED_MODELS || resolve(repoRoot, '..', 'shared', 'models');
 const model = join(modelsDir, 'conv1d_m5.op14.nofold.onnx');
 const distWasm = join(repoRoot, 'dist', 'onnxfold.wasm');
 
-function need(t, ok, reason) {
-  if (ok) return true;
-  if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
-  t.skip(reason);
-  return false;
-}
 
 async function loadEsbuild() {
   try {

@@ -9,21 +9,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { assertEquivalent } from './oracle.mjs';
+import { modelsDir, need, repoRoot } from './env.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const modelsDir = process.env.ONNXFOLD_SHARED_MODELS || resolve(repoRoot, '..', 'shared', 'models');
 const model = join(modelsDir, 'conv1d_m5.op14.nofold.onnx');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-function need(t, ok, reason) {
-  if (ok) return true;
-  if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
-  t.skip(reason);
-  return false;
-}
 
 test('npm pack -> npm install in a clean folder -> the example runs against it', { timeout: 180_000 }, async (t) => {
   if (!need(t, existsSync(join(repoRoot, 'dist', 'onnxfold.wasm')), 'dist/onnxfold.wasm not built (cmake --build --preset wasm --target onnxfold_wasm)')) return;

@@ -6,28 +6,17 @@
 // itself) within one quantization step of the output scale.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
 import { buildModel, readModel } from './onnx-builder.mjs';
+import { cli, cliMissing, haveCli, modelsDir, requireCliInCi, run } from './env.mjs';
 import { makeInputs, mulberry32 } from './oracle.mjs';
 
-const run = promisify(execFile);
-const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '..', '..');
-const sharedDir = process.env.ONNXFOLD_SHARED ? resolve(process.env.ONNXFOLD_SHARED) : resolve(repoRoot, '..', 'shared');
-const modelsDir = join(sharedDir, 'models');
-const cli = process.env.ONNXFOLD_CLI ? resolve(process.env.ONNXFOLD_CLI) : join(repoRoot, 'build', 'native', 'onnxfold');
-const haveCli = existsSync(cli);
-// In CI the native build runs first; a missing CLI there is an error, not a skip.
-const cliMissing = `the native CLI is not built at ${cli} (cmake --preset native && cmake --build --preset native)`;
-if (!haveCli && process.env.CI) throw new Error(cliMissing);
+requireCliInCi();
 
 const MODES = ['qoperator', 'integer', 'qdq-clean'];
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-quant-'));

@@ -28,13 +28,7 @@ using test::ModelBuilder;
 bool runPass(Model& m, const std::string& name, std::map<std::string, std::string> extra = {}) {
   PassOptions options;
   options.extra = std::move(extra);
-  PassContext ctx(options);
-  std::unique_ptr<Pass> p = createPass(name);
-  EXPECT_NE(p, nullptr) << name;
-  const bool changed = p->run(m, ctx);
-  const VerifyResult v = verify(m);
-  EXPECT_TRUE(v.ok) << name << ": " << v.message;
-  return changed;
+  return test::runPass(m, name, options);
 }
 
 const Module* findModule(const Module& m, const std::string& path) {

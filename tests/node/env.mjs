@@ -1,0 +1,35 @@
+// Where the node tests find what they need (repo, shared test data, the native CLI, the wasm
+// build), and the rule for what is missing: skip with a reason locally, fail in CI, where the
+// earlier build steps must have produced it.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const sharedDir = process.env.ONNXFOLD_SHARED
+  ? resolve(process.env.ONNXFOLD_SHARED)
+  : resolve(repoRoot, '..', 'shared');
+export const modelsDir = join(sharedDir, 'models');
+export const cli = process.env.ONNXFOLD_CLI
+  ? resolve(process.env.ONNXFOLD_CLI)
+  : join(repoRoot, 'build', 'native', 'onnxfold');
+export const haveCli = existsSync(cli);
+export const cliMissing = `the native CLI is not built at ${cli} (cmake --preset native && cmake --build --preset native)`;
+export const dist = join(repoRoot, 'dist', 'onnxfold.wasm');
+export const run = promisify(execFile);
+
+// For test files that cannot do anything without the CLI: in CI its absence is an error.
+export function requireCliInCi() {
+  if (!haveCli && process.env.CI) throw new Error(cliMissing);
+}
+
+// Inside a test: true when `ok`; otherwise skips (locally) or fails (CI) with `reason`.
+export function need(t, ok, reason) {
+  if (ok) return true;
+  if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
+  t.skip(reason);
+  return false;
+}
