@@ -97,19 +97,6 @@ inline void axpy(double alpha, const double* x, double* y, int64_t n) {
 
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
-void requireFloat(const InferContext& ctx, size_t i, const char* what) {
-  const DataType t = ctx.inputDtype(i);
-  if (t != DataType::kUndefined && !isFloatType(t)) {
-    ctx.fail(std::string(what) + " has type " + std::string(dataTypeName(t)) +
-             ", expected a float type");
-  }
-}
-
 // Rounds v to what element type t can hold (float16/bfloat16/float), as a
 // kernel materializing the intermediate in that type would.
 double roundTo(DataType t, double v) {
@@ -164,9 +151,9 @@ Dim known(InferContext& ctx, const Dim& d) {
 enum AttnIn { kQ, kK, kV, kMask, kPastK, kPastV, kNonpad };
 
 void inferAttention(InferContext& ctx) {
-  requireFloat(ctx, kQ, "Q");
-  requireFloat(ctx, kK, "K");
-  requireFloat(ctx, kV, "V");
+  requireFloatInput(ctx, kQ, "Q");
+  requireFloatInput(ctx, kK, "K");
+  requireFloatInput(ctx, kV, "V");
   const DataType t1 = ctx.inputDtype(kQ);
   const DataType t2 = ctx.inputDtype(kV);
   const int64_t mode = ctx.attrInt("qk_matmul_output_mode", 0);
@@ -555,7 +542,7 @@ enum LinIn { kLQ, kLK, kLV, kLPast, kLDecay, kLBeta, kLErase };
 
 void inferLinearAttention(InferContext& ctx) {
   for (size_t i = 0; i < ctx.numInputs(); ++i)
-    if (ctx.hasInput(i)) requireFloat(ctx, i, "input");
+    if (ctx.hasInput(i)) requireFloatInput(ctx, i, "input");
   const DataType t = ctx.inputDtype(kLQ);
   const int64_t hq = ctx.attrInt("q_num_heads", 0), hkv = ctx.attrInt("kv_num_heads", 0);
   if (hq <= 0 || hkv <= 0 || hq % hkv != 0) {

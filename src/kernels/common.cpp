@@ -184,4 +184,31 @@ int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return p;
 }
 
+void requireFloatInput(const InferContext& ctx, size_t i, const char* what) {
+  const DataType t = ctx.inputDtype(i);
+  if (t != DataType::kUndefined && !isFloatType(t)) {
+    ctx.fail((what != nullptr ? std::string(what) : "input " + std::to_string(i)) + " has type " +
+             std::string(dataTypeName(t)) + ", expected a float type");
+  }
+}
+
+std::vector<double> readAll(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numElements()));
+  dispatchNumeric(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = toDouble(t.at<T>(i));
+  });
+  return v;
+}
+
+void writeAll(Tensor& t, const std::vector<double>& v) {
+  dispatchNumeric(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = mutableDataAs<T>(t);
+    for (size_t i = 0; i < v.size(); ++i)
+      p[i] = fromDouble<T>(v[i]);
+  });
+}
+
 }  // namespace onnxfold::kernels

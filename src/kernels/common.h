@@ -182,4 +182,21 @@ double scalarAsDouble(const OpContext& ctx, const Tensor& t);
 // Row-major element count of dims[begin, end).
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 
+// ------------------------------------------------- float kernels computing in double
+
+// float32/64, float16 and bfloat16: the types of the ops whose kernels compute in double.
+inline bool isFloatType(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBfloat16;
+}
+
+// Fails inference unless input i is a float type (or not known yet); `what` names the
+// input in the message ("input i" by default).
+void requireFloatInput(const InferContext& ctx, size_t i, const char* what = nullptr);
+
+// Every element of a numeric tensor as double (memcpy reads: any alignment).
+std::vector<double> readAll(const Tensor& t);
+// Stores `v` into t's elements, converted to its numeric element type.
+void writeAll(Tensor& t, const std::vector<double>& v);
+
 }  // namespace onnxfold::kernels

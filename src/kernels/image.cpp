@@ -24,19 +24,6 @@ namespace onnxfold {
 namespace kernels {
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
-void requireFloatInput(const InferContext& ctx, size_t i, const char* what) {
-  const DataType t = ctx.inputDtype(i);
-  if (t != DataType::kUndefined && !isFloatType(t)) {
-    ctx.fail(std::string(what) + " has type " + std::string(dataTypeName(t)) +
-             ", expected a float type");
-  }
-}
-
 // Elements of any numeric tensor as doubles (reads with memcpy: infer() sees
 // unaligned views).
 std::vector<double> toDoubles(const OpContext& ctx, const Tensor& t) {

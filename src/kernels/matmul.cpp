@@ -204,11 +204,6 @@ Dim unknownDim() {
   return Dim();
 }
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
 void requireType(const InferContext& ctx, size_t i, bool ok, const char* what) {
   if (!ok) {
     ctx.fail("input " + std::to_string(i) + " has unsupported type " +

@@ -27,11 +27,6 @@ namespace onnxfold {
 namespace kernels {
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
 void requireType(const InferContext& ctx, size_t i, bool (*ok)(DataType), const char* what) {
   const DataType t = ctx.inputDtype(i);
   if (t != DataType::kUndefined && !ok(t)) {
@@ -45,25 +40,6 @@ bool isStringType(DataType t) {
 }
 
 // Elements of any numeric tensor as double (reads through memcpy: attribute
-// tensors may be unaligned views).
-std::vector<double> readAll(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numElements()));
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = toDouble(t.at<T>(i));
-  });
-  return v;
-}
-
-void writeAll(Tensor& t, const std::vector<double>& v) {
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = mutableDataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      p[i] = fromDouble<T>(v[i]);
-  });
-}
 
 // Integer elements (any integer storage) as int64.
 std::vector<int64_t> readInts(const OpContext& ctx, const Tensor& t) {

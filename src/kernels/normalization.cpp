@@ -17,40 +17,6 @@ namespace onnxfold {
 namespace kernels {
 namespace {
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
-void requireFloat(const InferContext& ctx, size_t i) {
-  const DataType t = ctx.inputDtype(i);
-  if (t != DataType::kUndefined && !isFloatType(t)) {
-    ctx.fail("input " + std::to_string(i) + " has unsupported type " +
-             std::string(dataTypeName(t)) + " (expected a float type)");
-  }
-}
-
-// Tensor elements as doubles (any float storage type).
-std::vector<double> readAll(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numElements()));
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = dataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = toDouble(p[i]);
-  });
-  return v;
-}
-
-void writeAll(Tensor& t, const std::vector<double>& v) {
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = mutableDataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      p[i] = fromDouble<T>(v[i]);
-  });
-}
-
 // Rounds through the element type, as a kernel computing in that type would.
 double roundTo(DataType t, double v) {
   if (t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBfloat16) {
@@ -60,7 +26,7 @@ double roundTo(DataType t, double v) {
 }
 
 void inferSameAsInput(InferContext& ctx) {
-  requireFloat(ctx, 0);
+  requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   if (const Shape* s = ctx.inputShape(0)) {
     ctx.setOutput(0, t, *s);
@@ -105,7 +71,7 @@ bool batchNormTraining(const OpContext& ctx, size_t num_outputs) {
 }
 
 void inferBatchNorm(InferContext& ctx) {
-  requireFloat(ctx, 0);
+  requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* x = ctx.inputShape(0);
   if (x != nullptr) {
@@ -234,7 +200,7 @@ void computeInstanceNorm(ComputeContext& ctx) {
 // RMSNormalization
 
 void inferLayerNormLike(InferContext& ctx, bool has_stats) {
-  requireFloat(ctx, 0);
+  requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* x = ctx.inputShape(0);
   if (x == nullptr) {

@@ -65,31 +65,6 @@ int gatesOf(CellKind k) {
   return k == CellKind::kRnn ? 1 : k == CellKind::kGru ? 3 : 4;
 }
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
-std::vector<double> readAll(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numElements()));
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = dataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = toDouble(p[i]);
-  });
-  return v;
-}
-
-void writeAll(Tensor& t, const std::vector<double>& v) {
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = mutableDataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      p[i] = fromDouble<T>(v[i]);
-  });
-}
-
 // ----------------------------------------------------------------- activations
 
 struct Activation {

@@ -20,30 +20,6 @@ namespace {
 using Cplx = std::complex<double>;
 constexpr double kPi = 3.14159265358979323846;
 
-bool isFloatType(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
-         t == DataType::kBfloat16;
-}
-
-void requireFloat(const InferContext& ctx, size_t i) {
-  const DataType t = ctx.inputDtype(i);
-  if (t != DataType::kUndefined && !isFloatType(t)) {
-    ctx.fail("input " + std::to_string(i) + " has unsupported type " +
-             std::string(dataTypeName(t)) + " (expected a float type)");
-  }
-}
-
-std::vector<double> readAll(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numElements()));
-  dispatchNumeric(t.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = dataAs<T>(t);
-    for (size_t i = 0; i < v.size(); ++i)
-      v[i] = toDouble(p[i]);
-  });
-  return v;
-}
-
 void writeAll(const OpContext& ctx, Tensor& t, const std::vector<double>& v) {
   const bool ok = dispatchNumeric(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -204,7 +180,7 @@ int64_t dftOutDim(const DftParams& p, int64_t dim) {
 }
 
 void inferDft(InferContext& ctx) {
-  requireFloat(ctx, 0);
+  requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* s = ctx.inputShape(0);
   if (s == nullptr) {
@@ -294,7 +270,7 @@ void computeDft(ComputeContext& ctx) {
 // ================================================================= STFT
 
 void inferStft(InferContext& ctx) {
-  requireFloat(ctx, 0);
+  requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* s = ctx.inputShape(0);
   if (s != nullptr && s->rank() != 3) ctx.fail("signal must be [batch, length, 1 or 2]");
