@@ -27,6 +27,14 @@ export class OnnxfoldError extends Error {
 
 let modulePromise = null;
 
+// A node built-in without a static import, so browser bundles never see `fs` or `path`.
+function nodeModule(name) {
+  if (typeof process.getBuiltinModule !== 'function') {
+    throw new OnnxfoldError(`onnxfold needs Node >= 20.16 (process.getBuiltinModule) to use '${name}'`);
+  }
+  return process.getBuiltinModule(name);
+}
+
 function defaultWasmUrl() {
   // Bundlers (webpack 5, Vite, Rollup with import-meta-assets, Parcel) see this pattern and emit
   // the asset; unbundled ESM in browsers, workers and node resolves it next to the package.
@@ -38,7 +46,7 @@ async function compileWasm() {
   if (env.wasmBinary) return WebAssembly.compile(env.wasmBinary);
   const url = env.wasmUrl ? new URL(String(env.wasmUrl), isNode ? undefined : globalThis.location?.href) : defaultWasmUrl();
   if (isNode && url.protocol === 'file:') {
-    const fs = process.getBuiltinModule('fs');
+    const fs = nodeModule('fs');
     return WebAssembly.compile(fs.readFileSync(url));
   }
   const response = await fetch(url);
@@ -358,8 +366,8 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   if (!isNode) throw new OnnxfoldError('optimizeFile is only available in node; use optimize(bytes)');
   checkCallbacks(options);
   optionsJson(options);
-  const fs = process.getBuiltinModule('fs');
-  const path = process.getBuiltinModule('path');
+  const fs = nodeModule('fs');
+  const path = nodeModule('path');
   const inFile = path.resolve(String(inputPath));
   const outFile = path.resolve(String(outputPath));
   if (inFile === outFile) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
