@@ -140,6 +140,8 @@ export interface Report {
   passes: PassRun[];
   warnings: string[];
   not_folded: NodeNote[];
+  /** The input's module tree, three levels deep; absent when its nodes carry no module scopes. */
+  modules?: ModuleTree;
   [key: string]: unknown;
 }
 
