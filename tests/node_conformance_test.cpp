@@ -128,18 +128,7 @@ bool isNondeterministic(const Graph& g) {
   return false;
 }
 
-// Turns graph input `v` into an initializer holding `t` (same name, same uses).
-void bindInput(Graph& g, Value* v, Tensor t) {
-  const std::string name = v->name();
-  t.name = g.uniqueName(name + "__data");
-  Value* c = g.addInitializer(std::move(t));
-  v->replaceAllUsesWith(c);
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    if (g.outputs()[i] == v) g.setOutput(i, c);
-  }
-  g.removeInput(v);
-  c->setName(name);
-}
+using test::bindInput;
 
 std::string shapeStr(const std::vector<int64_t>& d) {
   std::string s = "[";

@@ -192,17 +192,41 @@ std::unique_ptr<Model> ModelBuilder::build() {
 
 std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
                           std::vector<Attribute> attrs, int64_t opset, size_t num_outputs) {
-  ModelBuilder b(opset);
-  std::vector<Value*> values;
   std::vector<const Tensor*> ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i].name = "in" + std::to_string(i);
-    values.push_back(b.initializer(inputs[i]));
-  }
   for (const Tensor& t : inputs)
     ptrs.push_back(&t);
+  return runOp(op, ptrs, std::move(attrs), opset, num_outputs);
+}
+
+std::vector<Tensor> runOp(const std::string& op, const std::vector<const Tensor*>& inputs,
+                          std::vector<Attribute> attrs, int64_t opset, size_t num_outputs,
+                          const std::string& domain) {
+  ModelBuilder b(opset);
+  std::vector<Value*> values;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) {
+      values.push_back(nullptr);
+      continue;
+    }
+    Tensor t = *inputs[i];
+    t.name = "in" + std::to_string(i);
+    values.push_back(b.initializer(std::move(t)));
+  }
   Node* n = b.node(op, values, num_outputs, std::move(attrs));
-  return evaluateNode(*n, opset, ptrs);
+  n->domain = domain;
+  return evaluateNode(*n, opset, inputs);
+}
+
+void bindInput(Graph& g, Value* v, Tensor t) {
+  const std::string name = v->name();
+  t.name = g.uniqueName(name + "__data");
+  Value* c = g.addInitializer(std::move(t));
+  v->replaceAllUsesWith(c);
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    if (g.outputs()[i] == v) g.setOutput(i, c);
+  }
+  g.removeInput(v);
+  c->setName(name);
 }
 
 std::vector<float> floatValues(const Tensor& t) {

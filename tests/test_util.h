@@ -64,6 +64,13 @@ Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values
 // Evaluates one op on constant inputs through the op registry (infer + compute).
 std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
                           std::vector<Attribute> attrs, int64_t opset, size_t num_outputs);
+// The same with optional inputs: a null entry is an omitted input; `domain` is the op's domain.
+std::vector<Tensor> runOp(const std::string& op, const std::vector<const Tensor*>& inputs,
+                          std::vector<Attribute> attrs, int64_t opset, size_t num_outputs,
+                          const std::string& domain = "");
+// Replaces graph input `v` by an initializer holding `t` under the same name (same uses,
+// same place among the outputs).
+void bindInput(Graph& g, Value* v, Tensor t);
 // The elements of a float32 tensor.
 std::vector<float> floatValues(const Tensor& t);
 

@@ -16,20 +16,7 @@ namespace {
 std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>& ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 22,
                         size_t num_outputs = 1, const std::string& domain = "") {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i] == nullptr) {
-      vals.push_back(nullptr);
-      continue;
-    }
-    Tensor t = *ins[i];
-    t.name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(std::move(t)));
-  }
-  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
-  n->domain = domain;
-  return evaluateNode(*n, opset, ins);
+  return test::runOp(op, ins, std::move(attrs), opset, num_outputs, domain);
 }
 
 constexpr auto floats = &test::floatValues;

@@ -33,19 +33,7 @@ TEST(Recurrent, HighwayDotMatchesScalar) {
 
 std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>& ins,
                         std::vector<Attribute> attrs, size_t num_outputs, int64_t opset = 22) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i] == nullptr) {
-      vals.push_back(nullptr);
-      continue;
-    }
-    Tensor t = *ins[i];
-    t.name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(std::move(t)));
-  }
-  Node* n = b.node(op, vals, num_outputs, std::move(attrs));
-  return evaluateNode(*n, opset, ins);
+  return test::runOp(op, ins, std::move(attrs), opset, num_outputs);
 }
 
 constexpr auto floats = &test::floatValues;

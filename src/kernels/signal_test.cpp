@@ -18,19 +18,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>& ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 20) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i] == nullptr) {
-      vals.push_back(nullptr);
-      continue;
-    }
-    Tensor t = *ins[i];
-    t.name = "in" + std::to_string(i);
-    vals.push_back(b.initializer(std::move(t)));
-  }
-  Node* n = b.node(op, vals, 1, std::move(attrs));
-  return evaluateNode(*n, opset, ins);
+  return test::runOp(op, ins, std::move(attrs), opset, 1);
 }
 
 Tensor scalarI64(int64_t v) {

@@ -52,18 +52,7 @@ std::string graphText(const Graph& g) {
   return os.str();
 }
 
-// Replaces graph input `v` by an initializer holding `t` under the same name.
-void bindInput(Graph& g, Value* v, Tensor t) {
-  const std::string name = v->name();
-  t.name = g.uniqueName(name + "__data");
-  Value* c = g.addInitializer(std::move(t));
-  v->replaceAllUsesWith(c);
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    if (g.outputs()[i] == v) g.setOutput(i, c);
-  }
-  g.removeInput(v);
-  c->setName(name);
-}
+using test::bindInput;
 
 // Evaluates a model on `inputs` (graph input name -> data) by binding them as
 // initializers and folding; returns the graph outputs as float vectors.

@@ -105,15 +105,7 @@ inline std::vector<std::vector<float>> evaluate(const Model& model,
   for (const auto& [name, t] : inputs) {
     Value* v = g.lookupLocal(name);
     EXPECT_TRUE(v != nullptr && v->isGraphInput()) << name;
-    if (v == nullptr) continue;
-    Tensor c = t;
-    c.name = g.uniqueName(name + "__data");
-    Value* cv = g.addInitializer(std::move(c));
-    v->replaceAllUsesWith(cv);
-    for (size_t i = 0; i < g.outputs().size(); ++i) {
-      if (g.outputs()[i] == v) g.setOutput(i, cv);
-    }
-    g.removeInput(v);
+    if (v != nullptr) test::bindInput(g, v, t);
   }
   PassOptions po;
   po.size_budget = int64_t{1} << 40;
