@@ -53,11 +53,7 @@ class DropZeroRnnState : public RewritePattern {
   bool match(const Model&, Node& n, std::string& why) const override {
     if (!n.domain.empty()) return false;
     for (size_t i = 5; i <= last_state_; ++i) {
-      const Value* s = n.input(i);
-      if (s == nullptr) continue;
-      const Shape* shape = shapeOf(s);
-      if (shape != nullptr && shape->rank() != 3) continue;
-      if (knownZero(s, 0)) return true;
+      if (droppable(n.input(i))) return true;
     }
     why = "no initial state known to be zero";
     return false;
@@ -65,10 +61,7 @@ class DropZeroRnnState : public RewritePattern {
 
   void rewrite(Node& n, Rewriter& rw) const override {
     for (size_t i = 5; i <= last_state_; ++i) {
-      const Value* s = n.input(i);
-      if (s == nullptr) continue;
-      const Shape* shape = shapeOf(s);
-      if ((shape == nullptr || shape->rank() == 3) && knownZero(s, 0)) n.setInput(i, nullptr);
+      if (droppable(n.input(i))) n.setInput(i, nullptr);
     }
     // Optional inputs at the end are simply left out.
     while (n.numInputs() > 0 && n.input(n.numInputs() - 1) == nullptr)
@@ -77,6 +70,13 @@ class DropZeroRnnState : public RewritePattern {
   }
 
  private:
+  // A present state, of rank 3 when known, whose value is known to be zero.
+  static bool droppable(const Value* s) {
+    if (s == nullptr) return false;
+    const Shape* shape = shapeOf(s);
+    return (shape == nullptr || shape->rank() == 3) && knownZero(s, 0);
+  }
+
   size_t last_state_;
 };
 
