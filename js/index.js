@@ -1,10 +1,14 @@
 // onnxfold: the npm package's JS API, a thin typed layer over the Embind module in
-// dist/onnxfold.{mjs,wasm} (wasm-bindings/bindings.cpp). It accepts Uint8Array / ArrayBuffer /
-// Blob, turns options into JSON, parses the report and wraps errors; all the work is in wasm.
+// dist/onnxfold.{mjs,wasm} (wasm-bindings/host.h describes the boundary). It accepts
+// Uint8Array / ArrayBuffer / Blob / File (and file paths in node), turns options into JSON,
+// parses the report and wraps errors; all the work is in wasm.
 //
-// Bytes go straight into the wasm heap (alloc + HEAPU8.set, or a Blob streamed chunk by chunk,
-// or fs.readSync in optimizeFile), and each result is copied out once, so a model is never held
-// twice on the JS side. Types: js/index.d.ts.
+// Only the .onnx file (the graph, plus any weights stored inline) is copied into the wasm heap.
+// External-data files stay where they are: wasm reads the ranges it needs through host.read
+// (fs.readSync on an fd in node, FileReaderSync on blob.slice() in a Worker, a subarray of
+// bytes in memory), and the output comes back as a plan of heap bytes and input ranges, which
+// this layer assembles without the heap: a Blob of File slices, a streamed file copy in node,
+// or one Uint8Array. Types: js/index.d.ts.
 const isNode = typeof process === 'object' && !!process.versions && !!process.versions.node;
 
 /**
@@ -131,7 +135,7 @@ function wrapError(what, e) {
   return new OnnxfoldError(`${what}: internal error: ${msg}${oom}`, { cause: e });
 }
 
-// --- bytes in and out -----------------------------------------------------------------------------
+// --- sources: the files a call reads -------------------------------------------------------------
 
 function describe(x) {
   if (x === null) return 'null';
@@ -139,45 +143,139 @@ function describe(x) {
   return (x.constructor && x.constructor.name) || 'object';
 }
 
-function asView(bytes, what) {
+function asView(bytes) {
   if (bytes instanceof Uint8Array) return bytes;
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes instanceof ArrayBuffer ||
       (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) {
     return new Uint8Array(bytes);
   }
-  throw new TypeError(`onnxfold: ${what} must be a Uint8Array, an ArrayBuffer or a Blob, not ${describe(bytes)}`);
+  return undefined;
 }
 
 const isBlob = (x) => typeof Blob === 'function' && x instanceof Blob;
+// FileReaderSync exists in Workers only: there a Blob is read range by range, on demand.
+const canReadBlobSync = () => typeof FileReaderSync === 'function';
 
-// Copies `bytes` into a fresh block of the wasm heap; returns { ptr, len } (owned by the caller
-// until handed to the bindings, which free it).
-async function toHeap(M, bytes, what) {
-  if (isBlob(bytes)) {
-    const len = bytes.size;
-    const ptr = allocOrThrow(M, len, what);
-    try {
-      let off = 0;
-      const reader = bytes.stream().getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        if (off + value.length > len) throw new OnnxfoldError(`${what}: the Blob grew while being read`);
-        M.HEAPU8.set(value, ptr + off);  // HEAPU8 is re-read: it changes when the heap grows
-        off += value.length;
-      }
-      if (off !== len) throw new OnnxfoldError(`${what}: read ${off} of the Blob's ${len} bytes`);
-    } catch (e) {
-      M.release(ptr);
-      throw e;
-    }
-    return { ptr, len };
+const KINDS = 'a Uint8Array, an ArrayBuffer, a Blob or File' + (isNode ? ' or a file path' : '');
+
+// A source: { size, read(offset, n, heap, at) (synchronous), part(offset, n) (a Blob part for
+// an output that refers to this range, or undefined), close() }.
+async function openSource(data, what) {
+  const view = asView(data);
+  if (view) {
+    return {
+      size: view.length,
+      read: (off, n, heap, at) => heap.set(view.subarray(off, off + n), at),
+      part: (off, n) => view.subarray(off, off + n),
+      close() {},
+    };
   }
-  const view = asView(bytes, what);
-  const ptr = allocOrThrow(M, view.length, what);
-  M.HEAPU8.set(view, ptr);
-  return { ptr, len: view.length };
+  if (isBlob(data)) {
+    if (canReadBlobSync()) {
+      const reader = new FileReaderSync();
+      return {
+        size: data.size,
+        read(off, n, heap, at) {
+          const got = new Uint8Array(reader.readAsArrayBuffer(data.slice(off, off + n)));
+          if (got.length !== n) throw new OnnxfoldError(`${what}: read ${got.length} of ${n} bytes (did the file change?)`);
+          heap.set(got, at);
+        },
+        part: (off, n) => data.slice(off, off + n),
+        close() {},
+      };
+    }
+    // No synchronous Blob reads here (a page's main thread, node): the bytes are read into JS
+    // memory first (not into the wasm heap); outputs still refer to slices of the Blob.
+    if (data.size > MAX_JS_BYTES) {
+      throw new OnnxfoldError(`${what}: a Blob of ${gib(data.size)} cannot be read synchronously here; ` +
+        `call onnxfold from a Web Worker (FileReaderSync reads it range by range)` +
+        (isNode ? ', or pass a file path' : ''));
+    }
+    const bytes = await blobBytes(data, what);
+    return {
+      size: bytes.length,
+      read: (off, n, heap, at) => heap.set(bytes.subarray(off, off + n), at),
+      part: (off, n) => data.slice(off, off + n),
+      close() {},
+    };
+  }
+  if (isNode && (typeof data === 'string' || data instanceof URL)) return openFileSource(data, what);
+  throw new TypeError(`onnxfold: ${what} must be ${KINDS}, not ${describe(data)}`);
+}
+
+// The largest Uint8Array engines make (V8: 2^32 - 1 elements on 64-bit hosts).
+const MAX_JS_BYTES = 2 ** 32 - 1;
+const gib = (n) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+
+async function blobBytes(blob, what) {
+  const bytes = new Uint8Array(blob.size);
+  let off = 0;
+  const reader = blob.stream().getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (off + value.length > bytes.length) throw new OnnxfoldError(`${what}: the Blob grew while being read`);
+    bytes.set(value, off);
+    off += value.length;
+  }
+  if (off !== bytes.length) throw new OnnxfoldError(`${what}: read ${off} of the Blob's ${bytes.length} bytes`);
+  return bytes;
+}
+
+function openFileSource(file, what) {
+  const fs = nodeModule('fs');
+  let fd;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (e) {
+    throw new OnnxfoldError(`${what}: cannot open ${file}: ${e.message}`, { cause: e });
+  }
+  const st = fs.fstatSync(fd);
+  if (!st.isFile()) {
+    fs.closeSync(fd);
+    throw new OnnxfoldError(`${what}: ${file} is not a regular file`);
+  }
+  return {
+    size: st.size,
+    path: String(file),
+    fd,
+    read(off, n, heap, at) {
+      for (let done = 0; done < n;) {
+        // At most 1 GiB per read (node's limit is 2 GiB - 1).
+        const got = fs.readSync(fd, heap, at + done, Math.min(n - done, 1 << 30), off + done);
+        if (got === 0) throw new OnnxfoldError(`${what}: ${file} ended early (did it change?)`);
+        done += got;
+      }
+    },
+    part: undefined,
+    close() { try { fs.closeSync(fd); } catch { /* closed */ } },
+  };
+}
+
+// Copies a whole source into a fresh heap block: { ptr, len }, owned by the caller until handed
+// to the bindings (which free it).
+function heapFits(size, what) {
+  if (size >= 2 ** 32) {
+    throw new OnnxfoldError(`${what}: the .onnx file is ${gib(size)}, more than the 4 GB WebAssembly heap ` +
+      'holds; keep its weights in external-data files (they are read range by range, never whole)');
+  }
+}
+
+function sourceToHeap(M, source, what) {
+  heapFits(source.size, what);
+  const ptr = allocOrThrow(M, source.size, what);
+  try {
+    // In chunks: HEAPU8 is re-read each time (a grown heap replaces it).
+    for (let off = 0; off < source.size; off += 1 << 26) {
+      const n = Math.min(source.size - off, 1 << 26);
+      source.read(off, n, M.HEAPU8, ptr + off);
+    }
+  } catch (e) {
+    M.release(ptr);
+    throw e;
+  }
+  return { ptr, len: source.size };
 }
 
 function allocOrThrow(M, len, what) {
@@ -188,35 +286,225 @@ function allocOrThrow(M, len, what) {
   }
 }
 
-async function externalToHeap(M, externalData, what) {
-  if (externalData === undefined || externalData === null) return undefined;
-  if (typeof externalData !== 'object') {
-    throw new TypeError(`onnxfold: options.externalData must be an object { [location]: bytes }, not ${describe(externalData)}`);
-  }
-  const blocks = {};
+// --- outputs: the plan wasm writes, assembled here -----------------------------------------------
+
+// Each output file arrives as kind 0 (its size), then pieces: heap bytes (kind 1) and ranges of
+// input sources (kind 2). `mode` says what a finished file becomes:
+//   'bytes': one Uint8Array (ranges copied from their sources);
+//   'blob':  a Blob of parts (heap bytes copied out; ranges as Blob slices, not read at all).
+function memoryOutput(M, sources, mode) {
+  const files = new Map();
+  return {
+    start(location, size) {
+      files.set(location, mode === 'bytes'
+        ? { bytes: new Uint8Array(size), size: 0 }
+        : { parts: [], size: 0 });
+    },
+    heap(location, ptr, len) {
+      const f = files.get(location);
+      if (mode === 'bytes') {
+        if (f.size + len > f.bytes.length) throw new OnnxfoldError(`output '${location}' is larger than announced`);
+        f.bytes.set(M.HEAPU8.subarray(ptr, ptr + len), f.size);
+      } else {
+        f.parts.push(M.HEAPU8.slice(ptr, ptr + len));
+      }
+      f.size += len;
+    },
+    range(location, id, offset, len) {
+      const f = files.get(location);
+      const src = sources[id];
+      if (mode === 'bytes') {
+        if (f.size + len > f.bytes.length) throw new OnnxfoldError(`output '${location}' is larger than announced`);
+        src.read(offset, len, f.bytes, f.size);
+      } else {
+        f.parts.push(src.part ? src.part(offset, len) : readRange(src, offset, len));
+      }
+      f.size += len;
+    },
+    take(location) {
+      const f = files.get(location);
+      if (mode === 'bytes') return f ? f.bytes.subarray(0, f.size) : new Uint8Array(0);
+      return new Blob(f ? f.parts : [], { type: 'application/octet-stream' });
+    },
+    locations: () => [...files.keys()],
+    commit() {},
+    discard() {},
+  };
+}
+
+function readRange(src, offset, len) {
+  const bytes = new Uint8Array(len);
+  src.read(offset, len, bytes, 0);
+  return bytes;
+}
+
+// Node: each output file is written as the plan comes, to a temporary name renamed into place
+// once everything succeeded (a failed run leaves no partial files). Ranges of input files are
+// copied file to file through one 16 MiB buffer, never through the wasm heap.
+function fileOutput(M, sources, fs, path, targets) {
+  const open = new Map();  // location -> { fd, tmp, target }
+  let copyBuffer;
+  const fileFor = (location) => {
+    const f = open.get(location);
+    if (!f) throw new OnnxfoldError(`output '${location}' was not started`);
+    return f;
+  };
+  const writeAll = (fd, bytes, off, len) => {
+    for (let done = 0; done < len;) done += fs.writeSync(fd, bytes, off + done, Math.min(len - done, 1 << 30));
+  };
+  return {
+    start(location) {
+      const target = targets(location);
+      const tmp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}-${open.size}`);
+      open.set(location, { fd: fs.openSync(tmp, 'wx'), tmp, target });
+    },
+    heap(location, ptr, len) {
+      writeAll(fileFor(location).fd, M.HEAPU8, ptr, len);
+    },
+    range(location, id, offset, len) {
+      const f = fileFor(location);
+      const src = sources[id];
+      copyBuffer ??= Buffer.allocUnsafe(1 << 24);
+      for (let done = 0; done < len;) {
+        const n = Math.min(len - done, copyBuffer.length);
+        src.read(offset + done, n, copyBuffer, 0);
+        writeAll(f.fd, copyBuffer, 0, n);
+        done += n;
+      }
+    },
+    commit() {
+      for (const f of open.values()) fs.closeSync(f.fd);
+      // Data files first, the model last: a model never points at missing data.
+      const entries = [...open.entries()].sort(([a], [b]) => (a === '') - (b === ''));
+      for (const [, f] of entries) fs.renameSync(f.tmp, f.target);
+    },
+    discard() {
+      for (const f of open.values()) {
+        try { fs.closeSync(f.fd); } catch { /* already closed */ }
+        try { fs.unlinkSync(f.tmp); } catch { /* gone */ }
+      }
+    },
+    locations: () => [...open.keys()],
+    paths: () => [...open.entries()].sort(([a], [b]) => (b === '') - (a === '')).map(([, f]) => f.target),
+  };
+}
+
+// --- one call: the host object of wasm-bindings/host.h --------------------------------------------
+
+// Runs fn(M, block, host, output) with the model in the heap (block) and every other file as a
+// source, then closes the sources. `resolve(location)` returns a source for an external-data
+// location the model names (or undefined); makeOutput(M, sources) makes the plan's receiver;
+// `options` gives externalData, onProgress and signal.
+async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
+  const M = await getModule();
+  const sources = [];
+  const output = makeOutput ? makeOutput(M, sources) : undefined;
+  const byLocation = new Map();
+  let hostError;
+  const keep = (e) => { hostError ??= e; return false; };
+  const pending = [];  // external data given up front, opened before the synchronous call
   try {
-    for (const [location, data] of Object.entries(externalData)) {
-      blocks[location] = await toHeap(M, data, `${what}: externalData['${location}']`);
+    if (isBlob(modelData)) heapFits(modelData.size, `${what}: model`);
+    const model = await openSource(modelData, `${what}: model`);
+    sources.push(model);
+    const given = options && options.externalData;
+    if (given !== undefined && given !== null) {
+      if (typeof given !== 'object') {
+        throw new TypeError(`onnxfold: options.externalData must be an object { [location]: data }, not ${describe(given)}`);
+      }
+      for (const [location, data] of Object.entries(given)) {
+        pending.push([location, await openSource(data, `${what}: externalData['${location}']`)]);
+      }
+    }
+    for (const [location, src] of pending) {
+      byLocation.set(location, sources.length);
+      sources.push(src);
+    }
+    const signal = options && options.signal;
+    if (signal && signal.aborted) throw abortError(signal);
+    let last = 0;
+    const onProgress = options && options.onProgress;
+    const host = {
+      external(location) {
+        try {
+          if (!byLocation.has(location)) {
+            const data = resolve ? resolve(location) : undefined;
+            if (data === undefined) {
+              const names = [...byLocation.keys()].map((l) => `'${l}'`).join(', ');
+              throw new OnnxfoldError(`${what}: the model refers to external data '${location}', which was not supplied ` +
+                `(options.externalData has ${names || 'no files'})`);
+            }
+            byLocation.set(location, sources.length);
+            sources.push(data);
+          }
+          const id = byLocation.get(location);
+          return { id, size: sources[id].size };
+        } catch (e) {
+          keep(e);
+          return undefined;
+        }
+      },
+      read(id, offset, n, ptr) {
+        try {
+          sources[id].read(offset, n, M.HEAPU8, ptr);
+          return true;
+        } catch (e) {
+          return keep(e);
+        }
+      },
+      output(location, kind, a, b, c) {
+        try {
+          if (kind === 0) output.start(location, a);
+          else if (kind === 1) output.heap(location, a, b);
+          else output.range(location, a, b, c);
+          return true;
+        } catch (e) {
+          return keep(e instanceof OnnxfoldError ? e : new OnnxfoldError(`${what}: writing '${location || 'the model'}': ${e.message}`, { cause: e }));
+        }
+      },
+      // The C++ side reports a fraction per pass of each fixpoint round, so it can step back
+      // when a new round starts; users get a fraction that never decreases.
+      progress: onProgress && ((stage, pass, fraction) => {
+        last = Math.max(last, Math.min(1, fraction));
+        try {
+          onProgress({ stage, pass, fraction: last });
+        } catch (e) {
+          keep(e);
+        }
+      }),
+      // Polled between passes. A synchronous wasm call keeps the event loop busy, so an abort
+      // from elsewhere is seen only if it happens in onProgress or before the call.
+      cancelled: (onProgress || signal) && (() => hostError !== undefined || !!(signal && signal.aborted)),
+    };
+    const block = sourceToHeap(M, model, `${what}: model`);
+    try {
+      return fn(M, block, host, output);
+    } catch (e) {
+      if (hostError !== undefined) throw hostError;
+      if (signal && signal.aborted) throw abortError(signal);
+      throw wrapError(what, e);
     }
   } catch (e) {
-    for (const b of Object.values(blocks)) M.release(b.ptr);
+    output && output.discard();
     throw e;
+  } finally {
+    for (const s of sources) s.close();
   }
-  return blocks;
 }
 
 // --- options --------------------------------------------------------------------------------------
 
 const JSON_OPTIONS = ['passes', 'preserve', 'sizeBudget', 'constructorBudget', 'foldDequantizeWeights',
-  'quant', 'maxIterations', 'verify', 'externalDataThreshold', 'externalDataLocation', 'extra'];
-const JS_OPTIONS = ['externalData', 'onProgress', 'signal'];
+  'quant', 'maxIterations', 'verify', 'externalDataThreshold', 'externalDataLocation',
+  'externalDataFileLimit', 'memoryLimit', 'extra'];
+const JS_OPTIONS = ['externalData', 'onProgress', 'signal', 'output'];
 
-function optionsJson(options) {
+function optionsJson(options, exclude = []) {
   if (options === undefined || options === null) return '{}';
   if (typeof options !== 'object') throw new TypeError(`onnxfold: options must be an object, not ${describe(options)}`);
   const out = {};
   for (const [key, value] of Object.entries(options)) {
-    if (value === undefined || JS_OPTIONS.includes(key)) continue;
+    if (value === undefined || JS_OPTIONS.includes(key) || exclude.includes(key)) continue;
     if (!JSON_OPTIONS.includes(key)) {
       throw new TypeError(`onnxfold: unknown option '${key}' (known: ${[...JSON_OPTIONS, ...JS_OPTIONS].join(', ')})`);
     }
@@ -229,47 +517,24 @@ function optionsJson(options) {
 }
 
 function checkCallbacks(options) {
-  const { onProgress, signal } = options || {};
+  const { onProgress, signal, output } = options || {};
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new TypeError('onnxfold: options.onProgress must be a function');
   }
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) {
     throw new TypeError('onnxfold: options.signal must be an AbortSignal');
   }
+  if (output !== undefined && output !== 'bytes' && output !== 'blob') {
+    throw new TypeError(`onnxfold: options.output must be 'bytes' or 'blob', not ${JSON.stringify(output)}`);
+  }
   if (signal && signal.aborted) throw abortError(signal);
 }
 
-// --- API ------------------------------------------------------------------------------------------
-
-// Runs one optimize call on heap blocks; the outputs go to `output` (see bindings.cpp JsSink:
-// output(location, kind, ptr, len), location '' = the model, kind 0 = total size announced,
-// kind 1 = bytes at HEAPU8[ptr, ptr+len)). Returns the report JSON string.
-function runOptimize(M, input, external, options, output) {
-  const json = optionsJson(options);
-  const { onProgress, signal } = options || {};
-  let last = 0;
-  let callbackError;
-  // The C++ side reports a fraction per pass of each fixpoint round, so it can step back when a
-  // new round starts; users get a fraction that never decreases.
-  const progress = onProgress && ((stage, pass, fraction) => {
-    last = Math.max(last, Math.min(1, fraction));
-    try {
-      onProgress({ stage, pass, fraction: last });
-    } catch (e) {
-      if (callbackError === undefined) callbackError = e;
-    }
-  });
-  // Polled by the pass manager between passes. A synchronous wasm call keeps the event loop
-  // busy, so an abort from elsewhere is seen only if it happens in onProgress or before the call.
-  const cancelled = (onProgress || signal) && (() => callbackError !== undefined || !!(signal && signal.aborted));
-  try {
-    return M.optimize(input.ptr, input.len, json, progress, cancelled, external, output.write);
-  } catch (e) {
-    if (output.error !== undefined) throw output.error;
-    if (callbackError !== undefined) throw callbackError;
-    if (signal && signal.aborted) throw abortError(signal);
-    throw wrapError('optimize', e);
-  }
+// 'blob' when any input is a Blob (the result can then refer to its slices without reading them).
+function outputMode(bytes, options) {
+  if (options && options.output) return options.output;
+  const given = Object.values((options && options.externalData) || {});
+  return [bytes, ...given].some(isBlob) ? 'blob' : 'bytes';
 }
 
 // The report as the C++ side writes it (api/summary.cpp), plus the flat aliases the JS contract
@@ -290,257 +555,105 @@ function parseReport(json) {
   return report;
 }
 
-// Collects each output file in one Uint8Array of the announced size (one copy out of the heap).
-function memoryOutput(M) {
-  const files = new Map();
-  const output = {
-    error: undefined,
-    write(location, kind, ptr, len) {
-      try {
-        let f = files.get(location);
-        if (kind === 0) {
-          files.set(location, { bytes: new Uint8Array(len), size: 0 });
-          return true;
-        }
-        if (!f) files.set(location, (f = { bytes: new Uint8Array(Math.max(len, 1 << 16)), size: 0 }));
-        if (f.size + len > f.bytes.length) {  // more than announced: grow (not expected)
-          const grown = new Uint8Array(Math.max(f.size + len, 2 * f.bytes.length));
-          grown.set(f.bytes.subarray(0, f.size));
-          f.bytes = grown;
-        }
-        f.bytes.set(M.HEAPU8.subarray(ptr, ptr + len), f.size);
-        f.size += len;
-        return true;
-      } catch (e) {
-        output.error ??= e;
-        return false;
-      }
-    },
-    take(location) {
-      const f = files.get(location);
-      if (!f) return new Uint8Array(0);
-      return f.size === f.bytes.length ? f.bytes : f.bytes.slice(0, f.size);
-    },
-    locations: () => [...files.keys()].filter((l) => l !== ''),
-  };
-  return output;
-}
+// --- API ------------------------------------------------------------------------------------------
 
 /**
  * Optimizes an ONNX model. See index.d.ts for the options and the report's shape.
- * @returns {Promise<{model: Uint8Array, externalData: Record<string, Uint8Array>, report: object}>}
+ * @returns {Promise<{model: Uint8Array|Blob, externalData: Record<string, Uint8Array|Blob>, report: object}>}
  */
 export async function optimize(bytes, options = {}) {
   checkCallbacks(options);
-  const json = optionsJson(options);  // validate before any copying
-  void json;
-  const M = await getModule();
-  const external = await externalToHeap(M, options && options.externalData, 'optimize');
-  let input;
-  try {
-    input = await toHeap(M, bytes, 'optimize: model');
-  } catch (e) {
-    for (const b of Object.values(external || {})) M.release(b.ptr);
-    throw e;
-  }
-  if (options && options.signal && options.signal.aborted) {
-    M.release(input.ptr);
-    for (const b of Object.values(external || {})) M.release(b.ptr);
-    throw abortError(options.signal);
-  }
-  const output = memoryOutput(M);
-  const report = runOptimize(M, input, external, options, output);  // the bindings own the blocks
+  const json = optionsJson(options);  // validate before any reading
+  const mode = outputMode(bytes, options);
+  let output;
+  const report = await withCall('optimize', bytes, {
+    options,
+    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
+  }, (M, block, host) => M.optimize(block.ptr, block.len, json, host));
   const externalData = {};
-  for (const location of output.locations()) externalData[location] = output.take(location);
+  for (const location of output.locations()) if (location !== '') externalData[location] = output.take(location);
   return { model: output.take(''), externalData, report: parseReport(report) };
 }
 
 /**
- * Node only: optimizes the model file `inputPath` and writes `outputPath` (plus its external-data
- * files beside it, if any), reading and writing straight from the wasm heap (no JS-side copy of
- * the model). External data the model refers to is read from the input's folder, unless
- * `options.externalData` supplies it.
+ * Node only: optimizes the model file `inputPath` and writes `outputPath`, plus its external data
+ * as `<output file name>.data` (and `.data.1`, ... with externalDataFileLimit) beside it. The
+ * input's external data is read from its folder range by range, as needed; unchanged weights are
+ * copied file to file. Nothing the user did not name is overwritten, except those data files.
  * @returns {Promise<{report: object, outputs: string[]}>}
  */
 export async function optimizeFile(inputPath, outputPath, options = {}) {
   if (!isNode) throw new OnnxfoldError('optimizeFile is only available in node; use optimize(bytes)');
   checkCallbacks(options);
-  optionsJson(options);
   const fs = nodeModule('fs');
   const path = nodeModule('path');
   const inFile = path.resolve(String(inputPath));
   const outFile = path.resolve(String(outputPath));
-  if (inFile === outFile) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
-  const M = await getModule();
-  let external;
-  let readError;
-  if (options.externalData != null) {
-    external = await externalToHeap(M, options.externalData, 'optimizeFile');
-  } else {
-    // Called synchronously by the reader for each location the model names.
-    const dir = path.dirname(inFile);
-    external = (location) => {
-      const target = path.resolve(dir, location);
-      const rel = path.relative(dir, target);
-      if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
-        readError ??= new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the model's folder`);
-        return undefined;
-      }
-      try {
-        return readFileToHeap(M, fs, target);
-      } catch (e) {
-        readError ??= new OnnxfoldError(`optimizeFile: cannot read external data '${location}': ${e.message}`, { cause: e });
-        return undefined;
-      }
-    };
-  }
-  let input;
-  try {
-    input = readFileToHeap(M, fs, inFile);
-  } catch (e) {
-    for (const b of Object.values(typeof external === 'object' ? external : {})) M.release(b.ptr);
-    throw e instanceof OnnxfoldError ? e : new OnnxfoldError(`optimizeFile: cannot read ${inFile}: ${e.message}`, { cause: e });
-  }
-  const output = fileOutput(M, fs, path, outFile);
-  let report;
-  try {
-    report = runOptimize(M, input, external, options, output);
-    output.commit();
-  } catch (e) {
-    output.discard();
-    throw readError ?? e;
-  }
-  return { report: parseReport(report), outputs: output.paths() };
-}
-
-// Writes each output file from the heap as the writer produces it, to a temporary name renamed
-// into place once everything succeeded (a failed run leaves no partial files behind).
-function fileOutput(M, fs, path, outFile) {
-  const dir = path.dirname(outFile);
-  const open = new Map();  // location -> { fd, tmp, target }
-  const output = {
-    error: undefined,
-    write(location, kind, ptr, len) {
-      try {
-        let f = open.get(location);
-        if (!f) {
-          let target = outFile;
-          if (location !== '') {
-            target = path.resolve(dir, location);
-            const rel = path.relative(dir, target);
-            if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
-              throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the output's folder`);
-            }
-          }
-          const tmp = `${target}.tmp-${process.pid}`;
-          f = { fd: fs.openSync(tmp, 'w'), tmp, target };
-          open.set(location, f);
-        }
-        if (kind === 1) {
-          for (let off = 0; off < len;) {
-            off += fs.writeSync(f.fd, M.HEAPU8, ptr + off, Math.min(len - off, 1 << 30));
-          }
-        }
-        return true;
-      } catch (e) {
-        output.error ??= e instanceof OnnxfoldError ? e : new OnnxfoldError(`optimizeFile: ${e.message}`, { cause: e });
-        return false;
-      }
-    },
-    commit() {
-      for (const f of open.values()) fs.closeSync(f.fd);
-      for (const f of open.values()) fs.renameSync(f.tmp, f.target);
-    },
-    discard() {
-      for (const f of open.values()) {
-        try { fs.closeSync(f.fd); } catch { /* already closed */ }
-        try { fs.unlinkSync(f.tmp); } catch { /* gone */ }
-      }
-    },
-    // The model first, then its external-data files.
-    paths: () => [outFile, ...[...open.entries()].filter(([l]) => l !== '').map(([, f]) => f.target)],
-  };
-  return output;
-}
-
-function readFileToHeap(M, fs, file) {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const len = fs.fstatSync(fd).size;
-    const ptr = allocOrThrow(M, len, `optimizeFile: ${file}`);
-    try {
-      let off = 0;
-      while (off < len) {
-        // At most 1 GiB per read (node's limit is 2 GiB - 1); HEAPU8 is the current view.
-        const n = fs.readSync(fd, M.HEAPU8, ptr + off, Math.min(len - off, 1 << 30), off);
-        if (n === 0) throw new OnnxfoldError(`optimizeFile: ${file} shrank while being read`);
-        off += n;
-      }
-    } catch (e) {
-      M.release(ptr);
-      throw e;
+  const outDir = path.dirname(outFile);
+  const opts = { ...options };
+  if (opts.externalDataLocation === undefined) opts.externalDataLocation = `${path.basename(outFile)}.data`;
+  const json = optionsJson(opts);
+  const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
+  const inputs = new Set([real(inFile)]);
+  if (inputs.has(real(outFile))) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
+  const inDir = path.dirname(inFile);
+  const resolve = (location) => {
+    const target = path.resolve(inDir, location);
+    const rel = path.relative(inDir, target);
+    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
+      throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the model's folder`);
     }
-    return { ptr, len };
-  } finally {
-    fs.closeSync(fd);
-  }
+    inputs.add(real(target));
+    return openFileSource(target, `optimizeFile: external data '${location}'`);
+  };
+  const targets = (location) => {
+    if (location === '') return outFile;
+    const target = path.resolve(outDir, location);
+    const rel = path.relative(outDir, target);
+    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
+      throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the output's folder`);
+    }
+    if (inputs.has(real(target))) {
+      throw new OnnxfoldError(`optimizeFile: the output's external data '${target}' is a file of the input; choose another output name`);
+    }
+    return target;
+  };
+  let output;
+  const report = await withCall('optimizeFile', inFile, {
+    resolve,
+    options: opts,
+    makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, targets)),
+  }, (M, block, host) => {
+    const r = M.optimize(block.ptr, block.len, json, host);
+    output.commit();
+    return r;
+  });
+  return { report: parseReport(report), outputs: output.paths() };
 }
 
 /** Summary of a model (the CLI's `info`): ir_version, opsets, nodes, op_histogram, inputs, ... */
 export async function inspect(bytes, options = {}) {
-  const M = await getModule();
-  const external = await externalToHeap(M, options && options.externalData, 'inspect');
-  let input;
-  try {
-    input = await toHeap(M, bytes, 'inspect: model');
-  } catch (e) {
-    for (const b of Object.values(external || {})) M.release(b.ptr);
-    throw e;
-  }
-  let json;
-  try {
-    json = M.inspect(input.ptr, input.len, external);
-  } catch (e) {
-    throw wrapError('inspect', e);
-  }
+  const json = await withCall('inspect', bytes, { options }, (M, block, host) => M.inspect(block.ptr, block.len, host));
   return JSON.parse(json);
 }
 
-async function bytesForBinding(bytes, what) {
-  if (isBlob(bytes)) return new Uint8Array(await bytes.arrayBuffer());
-  return asView(bytes, what);
-}
-
-function requireBinding(M, name) {
-  if (typeof M[name] !== 'function') {
-    throw new OnnxfoldError(`${name} is not available in this build of onnxfold (dist/onnxfold.wasm)`);
-  }
-}
-
 /** The model's module hierarchy, recovered from node names (see index.d.ts ModuleTree). */
-export async function moduleTree(bytes) {
-  const M = await getModule();
-  requireBinding(M, 'moduleTree');
-  const view = await bytesForBinding(bytes, 'moduleTree: model');
-  try {
-    return JSON.parse(M.moduleTree(view));
-  } catch (e) {
-    throw wrapError('moduleTree', e);
-  }
+export async function moduleTree(bytes, options = {}) {
+  const json = await withCall('moduleTree', bytes, { options }, (M, block, host) => M.moduleTree(block.ptr, block.len, host));
+  return JSON.parse(json);
 }
 
 /** Splits a model into a constant-preparation model and the main model. */
 export async function splitConstants(bytes, options = {}) {
-  const M = await getModule();
-  requireBinding(M, 'splitConstants');
-  const view = await bytesForBinding(bytes, 'splitConstants: model');
-  let r;
-  try {
-    r = M.splitConstants(view, optionsJson(options));
-  } catch (e) {
-    throw wrapError('splitConstants', e);
-  }
-  return { prep: r.prep, main: r.main, report: JSON.parse(r.report) };
+  checkCallbacks(options);
+  const json = optionsJson(options);
+  const mode = outputMode(bytes, options);
+  let output;
+  const report = await withCall('splitConstants', bytes, {
+    options,
+    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
+  }, (M, block, host) => M.splitConstants(block.ptr, block.len, json, host));
+  return { prep: output.take('prep'), main: output.take('main'), report: JSON.parse(report) };
 }
 
 /** Registered pass names and the default pipeline. */

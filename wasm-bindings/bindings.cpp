@@ -3,13 +3,10 @@
 // options into JSON, the report back into objects and copies bytes in and out),
 // so no Embind type leaks to users.
 //
-// Bytes cross the boundary as (pointer, length) pairs in the wasm heap: the JS
-// layer allocates with alloc(), writes the input straight into the heap (from a
-// Uint8Array, a Blob's stream or, in node, fs.readSync), and hands ownership to
-// optimize()/inspect(), which free it. The output goes to JS as the writer
-// produces it (JsSink): tensor bytes straight from where they are, so JS copies
-// them once into a Uint8Array of the announced size, or writes them to a file
-// from the heap. Nothing is zero-filled that is about to be overwritten (on the
+// The model's bytes cross as a (pointer, length) block the JS layer allocated with
+// alloc() and filled; everything else (external data in, the output plan out,
+// progress, cancel) goes through the `host` object described in host.h, the same
+// for every export. Nothing is zero-filled that is about to be overwritten (on the
 // machines we run on, first-touched memory costs ~3 ms/MB).
 //
 // Every export catches C++ exceptions and throws a JS Error with the message
@@ -29,6 +26,7 @@
 #include <vector>
 
 #include "api/onnxfold.h"
+#include "host.h"
 #include "interop.h"
 
 using emscripten::val;
@@ -80,111 +78,23 @@ onnxfold::Buffer adopt(uintptr_t ptr, size_t len) {
                           }));
 }
 
-// external: { [location]: { ptr, len } } (heap blocks from alloc(), adopted here at once so
-// they are freed whatever happens, including locations the model never opens), or a function
-// (see inputIO), or undefined.
-std::map<std::string, onnxfold::Buffer> adoptExternal(const val& external) {
-  std::map<std::string, onnxfold::Buffer> files;
-  if (external.typeOf().as<std::string>() != "object" || external.isNull()) return files;
-  const val keys = val::global("Object").call<val>("keys", external);
-  const auto n = keys["length"].as<size_t>();
-  for (size_t i = 0; i < n; ++i) {
-    const auto name = keys[i].as<std::string>();
-    const val entry = external[name];
-    files.emplace(name, adopt(entry["ptr"].as<uintptr_t>(), entry["len"].as<size_t>()));
-  }
-  return files;
-}
-
-// io.open: looks the location up in the supplied files, or (when `external` is a function, as
-// node's optimizeFile passes) asks JS synchronously for { ptr, len } (a block it allocated) or
-// undefined when there is no such file.
-onnxfold::ExternalDataIO inputIO(std::map<std::string, onnxfold::Buffer>& files,
-                                 const val& external) {
-  onnxfold::ExternalDataIO io;
-  const bool ask = external.typeOf().as<std::string>() == "function";
-  io.open = [&files, &external, ask](const std::string& location) -> onnxfold::Buffer {
-    auto it = files.find(location);
-    if (it != files.end()) return it->second;
-    if (ask) {
-      const val block = external(val(location));
-      if (!block.isUndefined() && !block.isNull()) {
-        onnxfold::Buffer b = adopt(block["ptr"].as<uintptr_t>(), block["len"].as<size_t>());
-        files.emplace(location, b);
-        return b;
-      }
-      throw onnxfold::Error("the model refers to external data '" + location +
-                            "', which cannot be read beside the model");
-    }
-    std::string given;
-    for (const auto& [name, buf] : files)
-      given += (given.empty() ? "'" : ", '") + name + "'";
-    throw onnxfold::Error("the model refers to external data '" + location +
-                          "', which was not supplied (externalData has " +
-                          (given.empty() ? std::string("no files") : given) + ")");
-  };
-  return io;
-}
-
-// Forwards the writer's output to JS as it is produced: output(location, kind, ptr, len) with
-// kind 0 = "len bytes are coming" (the writer announces the exact total first) and kind 1 = "bytes
-// at [ptr, ptr+len) of the heap". JS copies them into one exactly-sized Uint8Array, or writes them
-// to a file from the heap, so the output never needs a second buffer in the wasm heap. Small
-// pieces (the rope's encoded headers) are staged and go out in 256 KiB batches; tensor bytes go
-// out directly from where they are. The callback returns false when it failed (it keeps the
-// error and rethrows it once optimize returns).
-class JsSink : public onnxfold::Sink {
- public:
-  JsSink(const val& output, std::string location)
-      : output_(output), location_(std::move(location)) {}
-  JsSink(const JsSink&) = delete;
-  JsSink& operator=(const JsSink&) = delete;
-  // A failure here was recorded by the JS callback, which rethrows it after the call.
-  ~JsSink() override {
-    try {
-      flush();
-    } catch (...) {
-    }
-  }
-
-  void reserve(uint64_t total) override { call(0, 0, static_cast<double>(total)); }
-  void write(const uint8_t* data, size_t size) override {
-    if (size >= kStage) {
-      flush();
-      call(1, reinterpret_cast<uintptr_t>(data), static_cast<double>(size));
-      return;
-    }
-    if (stage_.size() + size > kStage) flush();
-    if (stage_.capacity() == 0) stage_.reserve(kStage);
-    stage_.insert(stage_.end(), data, data + size);
-  }
-  void flush() {
-    if (stage_.empty()) return;
-    call(1, reinterpret_cast<uintptr_t>(stage_.data()), static_cast<double>(stage_.size()));
-    stage_.clear();
-  }
-
- private:
-  static constexpr size_t kStage = 256 * 1024;
-  void call(int kind, uintptr_t ptr, double len) {
-    if (!output_(val(location_), val(kind), val(ptr), val(len)).as<bool>()) {
-      throw onnxfold::Error(
-          "writing '" + (location_.empty() ? std::string("the model") : location_) + "' failed");
-    }
-  }
-  val output_;
-  std::string location_;
-  std::vector<uint8_t> stage_;
-};
-
 onnxfold::Options optionsFromJson(const std::string& text) {
   onnxfold::Options o;
   const nlohmann::json j = parseOptions(text);
   if (j.is_null()) return o;
-  static const char* const kKnown[] = {
-      "passes", "preserve",      "sizeBudget", "constructorBudget",     "foldDequantizeWeights",
-      "quant",  "maxIterations", "verify",     "externalDataThreshold", "externalDataLocation",
-      "extra"};
+  static const char* const kKnown[] = {"passes",
+                                       "preserve",
+                                       "sizeBudget",
+                                       "constructorBudget",
+                                       "foldDequantizeWeights",
+                                       "quant",
+                                       "maxIterations",
+                                       "verify",
+                                       "externalDataThreshold",
+                                       "externalDataLocation",
+                                       "externalDataFileLimit",
+                                       "memoryLimit",
+                                       "extra"};
   for (const auto& [key, value] : j.items()) {
     bool known = false;
     for (const char* k : kKnown)
@@ -207,6 +117,11 @@ onnxfold::Options optionsFromJson(const std::string& text) {
     o.external_data_threshold = optionAs<int64_t>(j, "externalDataThreshold", "an integer");
   if (j.contains("externalDataLocation"))
     o.external_data_location = optionAs<std::string>(j, "externalDataLocation", "a string");
+  if (j.contains("externalDataFileLimit"))
+    o.external_data_file_limit =
+        optionAs<uint64_t>(j, "externalDataFileLimit", "a non-negative integer");
+  if (j.contains("memoryLimit"))
+    o.memory_limit = optionAs<uint64_t>(j, "memoryLimit", "a non-negative integer");
   if (j.contains("extra")) {
     o.extra = optionAs<std::map<std::string, std::string>>(j, "extra", "an object of strings");
   }
@@ -216,39 +131,29 @@ onnxfold::Options optionsFromJson(const std::string& text) {
 // Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
 constexpr const char* kAbortName = "AbortError";
 
-// optimize(ptr, len, optionsJson, onProgress|undefined, cancelled|undefined,
-//          external: object|function|undefined, output: function) -> report JSON string
-// Takes ownership of the input block and of every external block; the model (location "") and
-// its external-data files go out through `output` (see JsSink).
-std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val on_progress,
-                     val cancelled, val external, val output) {
+// optimize(ptr, len, optionsJson, host) -> report JSON string. Takes ownership of the model
+// block; the model (location "") and its external-data files go out through host.output.
+std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val host) {
   std::string message;
   const char* name = nullptr;
   bool was_cancelled = false;
   {
-    // Adopt first, so the blocks are freed even if the options are bad.
-    onnxfold::Buffer in = adopt(ptr, len);
+    onnxfold::Buffer in = adopt(ptr, len);  // first, so it is freed even if the options are bad
     try {
-      std::map<std::string, onnxfold::Buffer> files = adoptExternal(external);
       onnxfold::Options options = optionsFromJson(options_json);
-      if (on_progress.typeOf().as<std::string>() == "function") {
-        options.on_progress = [&on_progress](const onnxfold::Progress& p) {
-          on_progress(val(p.stage), val(p.pass), val(p.fraction));
+      if (host["progress"].typeOf().as<std::string>() == "function") {
+        options.on_progress = [&host](const onnxfold::Progress& p) {
+          host.call<void>("progress", p.stage, p.pass, p.fraction);
         };
       }
-      if (cancelled.typeOf().as<std::string>() == "function") {
-        options.cancelled = [&cancelled, &was_cancelled]() {
-          was_cancelled = was_cancelled || cancelled().as<bool>();
+      if (host["cancelled"].typeOf().as<std::string>() == "function") {
+        options.cancelled = [&host, &was_cancelled]() {
+          was_cancelled = was_cancelled || host.call<bool>("cancelled");
           return was_cancelled;
         };
       }
-      onnxfold::ExternalDataIO io = inputIO(files, external);
-      // The writer drops an external file's sink once it is written; JsSink flushes then.
-      io.create = [&output](const std::string& location) -> std::unique_ptr<onnxfold::Sink> {
-        return std::make_unique<JsSink>(output, location);
-      };
-      JsSink out(output, "");
-      const onnxfold::Report report = onnxfold::optimize(in, out, options, io);
+      HostSink out(host, "");
+      const onnxfold::Report report = onnxfold::optimize(in, out, options, hostIO(host));
       out.flush();
       return report.toJson(-1);
     } catch (const std::bad_alloc&) {
@@ -264,14 +169,13 @@ std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val on
   throwJsError(message, name);  // outside the catch block, so the C++ exception is finished
 }
 
-// inspect(ptr, len, external|undefined) -> summary JSON string. Takes ownership like optimize.
-std::string inspect(uintptr_t ptr, size_t len, val external) {
+// inspect(ptr, len, host) -> summary JSON string. Takes ownership like optimize.
+std::string inspect(uintptr_t ptr, size_t len, val host) {
   std::string message;
   {
     onnxfold::Buffer in = adopt(ptr, len);
     try {
-      std::map<std::string, onnxfold::Buffer> files = adoptExternal(external);
-      return onnxfold::inspect(in, inputIO(files, external)).toJson(-1);
+      return onnxfold::inspect(in, hostIO(host)).toJson(-1);
     } catch (const std::bad_alloc&) {
       message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
     } catch (const std::exception& e) {

@@ -1,9 +1,9 @@
-// Embind surface for the unflatten features (see notes/js-api.md):
-//   moduleTree(bytes: Uint8Array) -> JSON string of the module tree
-//   splitConstants(bytes: Uint8Array, optionsJson: string)
-//     -> { prep: Uint8Array, main: Uint8Array, report: string (SplitReport JSON) }
-// Bytes are copied into the heap once (a view made after the allocation, since
-// heap growth detaches views) and results copied out once. Every export catches
+// Embind surface for the unflatten features, on the same boundary as optimize
+// (host.h): the model as an adopted heap block, external data and outputs
+// through the host object.
+//   moduleTree(ptr, len, host) -> JSON string of the module tree
+//   splitConstants(ptr, len, optionsJson, host) -> SplitReport JSON; outputs "prep", "main" Every
+//   export catches
 // C++ exceptions and throws a JS Error outside the catch block, so the module
 // stays usable after a failed call.
 #include <emscripten/bind.h>
@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/onnxfold.h"
+#include "host.h"
 #include "interop.h"
 
 using emscripten::val;
@@ -21,20 +22,11 @@ using namespace onnxfold_wasm;
 
 namespace {
 
-onnxfold::Buffer bytesFrom(const val& bytes) {
-  if (!bytes.instanceof (val::global("Uint8Array"))) {
-    throw onnxfold::Error("bytes: expected a Uint8Array");
-  }
-  const size_t n = bytes["length"].as<size_t>();
-  uint8_t* data = nullptr;
-  onnxfold::Buffer b = onnxfold::Buffer::allocate(n, &data);
-  if (n > 0) val(emscripten::typed_memory_view(n, data)).call<void>("set", bytes);
-  return b;
-}
-
-val toUint8Array(const std::string& s) {
-  return val::global("Uint8Array")
-      .new_(emscripten::typed_memory_view(s.size(), reinterpret_cast<const uint8_t*>(s.data())));
+onnxfold::Buffer adoptBlock(uintptr_t ptr, size_t len) {
+  auto* p = reinterpret_cast<uint8_t*>(ptr);
+  return onnxfold::Buffer(p, len, std::shared_ptr<const void>(p, [](const void* q) {
+                            std::free(const_cast<void*>(q));
+                          }));
 }
 
 onnxfold::Options splitOptions(const std::string& text) {
@@ -54,37 +46,41 @@ onnxfold::Options splitOptions(const std::string& text) {
   return o;
 }
 
-std::string moduleTree(val bytes) {
+// moduleTree(ptr, len, host) -> JSON string. Takes ownership of the block.
+std::string moduleTree(uintptr_t ptr, size_t len, val host) {
   std::string message;
-  try {
-    return onnxfold::moduleTreeJson(bytesFrom(bytes));
-  } catch (const std::bad_alloc&) {
-    message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-  } catch (const std::exception& e) {
-    message = e.what();
+  {
+    const onnxfold::Buffer in = adoptBlock(ptr, len);
+    try {
+      return onnxfold::moduleTreeJson(in, hostIO(host));
+    } catch (const std::bad_alloc&) {
+      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
   }
   throwJsError(message);
 }
 
-val splitConstants(val bytes, std::string options_json) {
+// splitConstants(ptr, len, optionsJson, host) -> SplitReport JSON; the two models go out
+// through host.output as locations "prep" and "main". Takes ownership of the block.
+std::string splitConstants(uintptr_t ptr, size_t len, std::string options_json, val host) {
   std::string message;
-  try {
-    const onnxfold::Options options = splitOptions(options_json);
-    onnxfold::StringSink prep, main;
-    onnxfold::SplitReport report;
-    {
-      const onnxfold::Buffer in = bytesFrom(bytes);
-      report = onnxfold::splitConstants(in, prep, main, options);
+  {
+    const onnxfold::Buffer in = adoptBlock(ptr, len);
+    try {
+      const onnxfold::Options options = splitOptions(options_json);
+      HostSink prep(host, "prep"), main(host, "main");
+      const onnxfold::SplitReport report =
+          onnxfold::splitConstants(in, prep, main, options, hostIO(host));
+      prep.flush();
+      main.flush();
+      return report.toJson(-1);
+    } catch (const std::bad_alloc&) {
+      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
+    } catch (const std::exception& e) {
+      message = e.what();
     }
-    val result = val::object();
-    result.set("prep", toUint8Array(prep.out));
-    result.set("main", toUint8Array(main.out));
-    result.set("report", val(report.toJson(-1)));
-    return result;
-  } catch (const std::bad_alloc&) {
-    message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-  } catch (const std::exception& e) {
-    message = e.what();
   }
   throwJsError(message);
 }

@@ -38,8 +38,55 @@ std::string realPath(const std::string& path) {
   return buf;
 }
 
+bool sameFile(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// A file read with pread: weights in it are ranges, read only when a pass needs
+// their values; the output copies them with copy_file_range (AtomicFile).
+class FileSource : public Source {
+ public:
+  explicit FileSource(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(sysError("cannot open", path));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      throw Error("'" + path + "' is not a regular file");
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
+  ~FileSource() override { ::close(fd_); }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  uint64_t size() const override { return size_; }
+  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
+    while (n > 0) {
+      const ssize_t got = ::pread(fd_, dst, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) throw ResourceError(sysError("cannot read", path_) + " (did it change?)");
+      dst += got;
+      offset += static_cast<uint64_t>(got);
+      n -= static_cast<size_t>(got);
+    }
+  }
+  std::string describe() const override { return "'" + path_ + "'"; }
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // Opens external-data files relative to the model's folder, refusing any path
-// (symlinks included) that resolves outside it; each file is mapped once.
+// (symlinks included) that resolves outside it; each file is opened once, as a
+// source (nothing is read until a pass or the writer needs it).
 ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& out_path,
                               std::vector<std::unique_ptr<AtomicFile>>* created) {
   ExternalDataIO io;
@@ -60,33 +107,40 @@ ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& 
       throw Error("external data location '" + location + "' resolves to '" + resolved +
                   "', outside the model's folder '" + root + "'");
     }
-    Buffer b = readFileBuffer(resolved);
+    auto source = std::make_shared<FileSource>(resolved);
+    Buffer b = Buffer::fromSource(source, 0, source->size());
     cache->emplace_back(location, b);
     return b;
   };
   if (created != nullptr) {
     const std::string out_dir = dirOf(out_path);
-    io.create = [out_dir, created](const std::string& location) -> std::unique_ptr<Sink> {
+    io.create = [out_dir, created, in_dir, cache,
+                 model_path](const std::string& location) -> std::unique_ptr<Sink> {
       checkExternalLocation(location, "external data output");
-      auto f = std::make_unique<AtomicFile>(out_dir + "/" + location);
+      const std::string target = out_dir + "/" + location;
+      // Never replace a file this run reads from (the model or its data).
+      if (sameFile(target, model_path)) {
+        throw Error("the external-data output '" + target + "' is the input model");
+      }
+      for (const auto& [loc, buf] : *cache) {
+        if (sameFile(target, in_dir + "/" + loc)) {
+          throw Error("the external-data output '" + target +
+                      "' is an external-data file of the input; choose another output name");
+        }
+      }
+      auto f = std::make_unique<AtomicFile>(target);
       AtomicFile* raw = f.get();
       created->push_back(std::move(f));
       struct Forward : Sink {
         AtomicFile* f;
         explicit Forward(AtomicFile* file) : f(file) {}
         void write(const uint8_t* d, size_t n) override { f->write(d, n); }
+        void writeBuffer(const Buffer& b) override { f->writeBuffer(b); }
       };
       return std::make_unique<Forward>(raw);
     };
   }
   return io;
-}
-
-bool sameFile(const std::string& a, const std::string& b) {
-  struct stat sa {
-  }, sb{};
-  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
-  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
@@ -158,6 +212,32 @@ void AtomicFile::write(const uint8_t* data, size_t size) {
   }
 }
 
+void AtomicFile::writeBuffer(const Buffer& b) {
+#ifdef __EMSCRIPTEN__
+  Sink::writeBuffer(b);
+#else
+  const auto* file = dynamic_cast<const FileSource*>(b.source().get());
+  if (file == nullptr || b.isResident()) {
+    Sink::writeBuffer(b);
+    return;
+  }
+  // In-kernel copy: the bytes never enter this process (and on filesystems that support it,
+  // are not even copied). Falls back to reading through a chunk where the kernel refuses.
+  auto from = static_cast<loff_t>(b.sourceOffset());
+  size_t left = b.size();
+  while (left > 0) {
+    const ssize_t n = ::copy_file_range(file->fd(), &from, fd_, nullptr, left, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) throw Error("'" + file->path() + "' ended early (did it change?)");
+      Sink::writeBuffer(b.slice(b.size() - left, left));
+      return;
+    }
+    left -= static_cast<size_t>(n);
+  }
+#endif
+}
+
 void AtomicFile::commit() {
   // New files get the usual mode (mkstemp makes them 0600).
   const mode_t mask = ::umask(0);
@@ -179,22 +259,9 @@ Report optimizeFile(const std::string& in, const std::string& out, Options optio
   }
   if (options.external_data_location.empty())
     options.external_data_location = baseName(out) + ".data";
-  const std::string ext_out = dirOf(out) + "/" + options.external_data_location;
-  if (sameFile(in, ext_out)) {
-    throw Error("the external-data output '" + ext_out + "' is the input file");
-  }
   Buffer bytes = readFileBuffer(in);
   std::vector<std::unique_ptr<AtomicFile>> created;
   ExternalDataIO io = fileExternalIO(in, out, &created);
-  // Refuse to replace an external-data file the input reads from.
-  auto open = io.open;
-  io.open = [open, ext_out, in](const std::string& location) {
-    if (sameFile(dirOf(in) + "/" + location, ext_out)) {
-      throw Error("the output's external-data file '" + ext_out +
-                  "' is the input's; choose another output name");
-    }
-    return open(location);
-  };
   AtomicFile model_file(out);
   Report r = optimize(bytes, model_file, options, io);
   for (auto& f : created)

@@ -23,6 +23,8 @@ class AtomicFile : public Sink {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const uint8_t* data, size_t size) override;
+  // A range of a file source is copied file to file (copy_file_range).
+  void writeBuffer(const Buffer& b) override;
   void commit();
   const std::string& path() const { return path_; }
 

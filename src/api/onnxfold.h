@@ -52,6 +52,12 @@ struct Options {
   // Name of the external-data file, relative to the output model (default "model.onnx.data";
   // the CLI uses "<output>.data").
   std::string external_data_location;
+  // Largest external-data file in bytes (0: no limit); more weights go to
+  // "<location>.1", "<location>.2", ... (ORT-web and transformers.js take 2 GB a file).
+  uint64_t external_data_file_limit = 0;
+  // Most bytes tensor storage may take (0: no limit; in wasm: the whole heap). A run
+  // that needs more fails with an Error saying so; the report gives the peak.
+  uint64_t memory_limit = 0;
   std::function<void(const Progress&)> on_progress;
   // Polled between passes; returning true abandons the job with Error("cancelled").
   std::function<bool()> cancelled;
@@ -118,7 +124,13 @@ struct Report {
   double read_ms = 0, optimize_ms = 0, write_ms = 0;
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;
-  uint64_t external_bytes = 0;  // written to external data
+  uint64_t external_bytes = 0;              // written to external data
+  std::vector<std::string> external_files;  // their locations, in order
+  // Memory: the most tensor storage held at once, the wasm heap's size at the end
+  // (its peak: it never shrinks; natively 0), and bytes read from sources.
+  uint64_t peak_tensor_bytes = 0;
+  uint64_t peak_heap_bytes = 0;
+  uint64_t source_bytes_read = 0;
   std::vector<std::string> warnings;
   // From the last run of each pass that explains itself (constant folding).
   std::vector<NodeNote> not_folded;

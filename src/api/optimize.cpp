@@ -79,6 +79,11 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   pm.addByName(options.passes.empty() ? pipeline : options.passes);
 
   progress("read", "", 0);
+  Buffer::resetPeakMemory();
+  Buffer::setMemoryLimit(options.memory_limit);
+  struct ClearLimit {
+    ~ClearLimit() { Buffer::setMemoryLimit(0); }
+  } clear_limit;
   auto t0 = std::chrono::steady_clock::now();
   ReadOptions ro;
   ro.open_external = io.open;
@@ -138,6 +143,7 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   wo.external_threshold = options.external_data_threshold;
   wo.external_location = options.external_data_location;
   wo.open_external = io.create;
+  wo.external_file_limit = options.external_data_file_limit;
   if (wo.external_threshold < 0 &&
       (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {
     wo.external_threshold = 1024;
@@ -153,7 +159,12 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   WriteStats ws = writeModel(*model, out, wo);
   report.output_bytes = ws.model_bytes;
   report.external_bytes = ws.external_bytes;
+  report.external_files = ws.external_files;
   report.write_ms = msSince(t0);
+  const MemoryStats mem = Buffer::memoryStats();
+  report.peak_tensor_bytes = mem.peak;
+  report.source_bytes_read = mem.read;
+  report.peak_heap_bytes = sizeof(void*) == 4 ? Buffer::heapBytes() : 0;
   progress("write", "", 1.0);
   return report;
 }

@@ -124,6 +124,10 @@ std::string Report::toJson(int indent) const {
   j["input_bytes"] = input_bytes;
   j["output_bytes"] = output_bytes;
   j["external_bytes"] = external_bytes;
+  j["external_files"] = external_files;
+  j["memory"] = {{"peak_tensor_bytes", peak_tensor_bytes},
+                 {"peak_heap_bytes", peak_heap_bytes},
+                 {"source_bytes_read", source_bytes_read}};
   auto& ps = j["passes"] = nlohmann::ordered_json::array();
   for (const PassRun& p : passes) {
     nlohmann::ordered_json r;

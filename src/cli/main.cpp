@@ -100,6 +100,11 @@ int main(int argc, char** argv) {
                   "Write tensors of at least this many bytes to an external-data file");
   opt->add_option("--external-data-location", ext_location,
                   "External-data file name, beside the output (default: <output>.data)");
+  opt->add_option("--external-data-file-limit", options.external_data_file_limit,
+                  "Largest external-data file in bytes; more go to <location>.1, .2, ... "
+                  "(e.g. 2000000000 for ORT-web)");
+  opt->add_option("--memory-limit", options.memory_limit,
+                  "Fail rather than hold more than this many bytes of tensors at once");
   opt->add_option("--max-iterations", options.max_iterations, "Cap on pipeline repetitions");
   opt->add_flag("--verify", options.verify_each, "Run the IR verifier after every pass");
   opt->add_option("--quant", options.quant,

@@ -12,6 +12,13 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// The run cannot go on whatever pass is running: a memory limit was reached, or an
+// input source could not be read. The pass manager does not undo and continue on it.
+class ResourceError : public Error {
+ public:
+  explicit ResourceError(const std::string& what) : Error(what) {}
+};
+
 // Malformed or unsupported model bytes. `where` is the path to the offending
 // field, e.g. "graph 'main' > node 'conv1' (Conv) > attribute 'kernel_shape'".
 class ParseError : public Error {

@@ -1,9 +1,16 @@
 // Sink: where encoded bytes go (a file, a string, a JS callback), in chunks.
+//
+// Tensor bytes arrive as Buffers (writeBuffer): a sink that can copy a range of a
+// source itself (copy_file_range natively, a Blob slice or a streamed file copy
+// in JS) does so, and the bytes never pass through memory here; other sinks get
+// them read through a bounded chunk.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "ir/buffer.h"
 
 namespace onnxfold {
 
@@ -11,6 +18,9 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual void write(const uint8_t* data, size_t size) = 0;
+  // The bytes of `b`; by default written from memory, or read from its source in
+  // chunks (so a large weight is never resident just to be written).
+  virtual void writeBuffer(const Buffer& b);
   // The total number of bytes about to be written (a hint; may be ignored).
   virtual void reserve(uint64_t total) { (void)total; }
 };

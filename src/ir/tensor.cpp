@@ -1,11 +1,13 @@
 #include "ir/tensor.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "ir/error.h"
 
@@ -13,46 +15,7 @@ namespace onnxfold {
 
 namespace {
 constexpr size_t kAlignment = 64;
-
-struct AlignedFree {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
 }  // namespace
-
-Buffer Buffer::allocate(size_t size, uint8_t** out) {
-  uint8_t* p = nullptr;
-  Buffer b = allocateUninitialized(size, &p);
-  // The padding too: kernels may read whole vectors past the end.
-  std::memset(p, 0, (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment);
-  if (out != nullptr) *out = p;
-  return b;
-}
-
-Buffer Buffer::allocateUninitialized(size_t size, uint8_t** out) {
-  // aligned_alloc needs a size that is a multiple of the alignment; never 0.
-  if (size > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
-    throw Error("cannot allocate " + std::to_string(size) + " bytes: too large to address");
-  }
-  const size_t padded = (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, padded));
-  if (p == nullptr) {
-    // In wasm the whole heap is capped at 4 GB, so this is a limit users meet.
-    throw Error("out of memory allocating " + std::to_string(size) + " bytes" +
-                (sizeof(void*) == 4 ? " (the WebAssembly heap is limited to 4 GB)" : ""));
-  }
-  // Only the padding is zeroed, so whole-vector reads past the end see defined bytes.
-  std::memset(p + size, 0, padded - size);
-  std::shared_ptr<uint8_t> owner(p, AlignedFree());
-  if (out != nullptr) *out = p;
-  return Buffer(p, size, std::move(owner));
-}
-
-Buffer Buffer::copyOf(const void* data, size_t size) {
-  uint8_t* p = nullptr;
-  Buffer b = allocateUninitialized(size, &p);
-  if (size != 0) std::memcpy(p, data, size);
-  return b;
-}
 
 int64_t checkedElementCount(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -102,7 +65,12 @@ uint8_t* Tensor::mutableBytes() {
   // Only storage we allocated and nobody else holds may be written in place.
   const bool exclusive = buffer_.owner() && buffer_.owner().use_count() == 1 &&
                          buffer_.owner().get() == buffer_.data() && buffer_.isAligned(kAlignment);
-  if (!exclusive) buffer_ = Buffer::copyOf(buffer_.data(), buffer_.size());
+  if (!exclusive) {
+    uint8_t* p = nullptr;
+    Buffer copy = Buffer::allocateUninitialized(buffer_.size(), &p);
+    buffer_.copyTo(0, buffer_.size(), p);  // a source range is read straight into the copy
+    buffer_ = std::move(copy);
+  }
   external.reset();  // the data no longer matches the external file
   hash_valid_ = false;
   return const_cast<uint8_t*>(buffer_.data());
@@ -114,50 +82,122 @@ Tensor Tensor::aligned() const {
   return t;
 }
 
+namespace {
+
+// Streams [0, size) of a and b in matching chunks to f(pa, pb, n), reading source ranges
+// through a small buffer instead of making them resident.
+template <class F>
+bool forEachChunk(const Buffer& a, const Buffer* b, F&& f) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<uint8_t> sa, sb;
+  for (size_t off = 0; off < a.size(); off += kChunk) {
+    const size_t n = std::min(kChunk, a.size() - off);
+    const uint8_t* pa;
+    if (a.isResident()) {
+      pa = a.data() + off;
+    } else {
+      sa.resize(n);
+      a.copyTo(off, n, sa.data());
+      pa = sa.data();
+    }
+    const uint8_t* pb = nullptr;
+    if (b != nullptr) {
+      if (b->isResident()) {
+        pb = b->data() + off;
+      } else {
+        sb.resize(n);
+        b->copyTo(off, n, sb.data());
+        pb = sb.data();
+      }
+    }
+    if (!f(pa, pb, n)) return false;
+  }
+  return true;
+}
+
+constexpr uint64_t kFnvBasis = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+void mixBytes(uint64_t& h, const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ b[i]) * kFnvPrime;
+}
+
+// Whole 8-byte words: one multiply per word instead of per byte.
+void mixWords(uint64_t& h, const uint8_t* p, size_t n) {
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * kFnvPrime;
+    h ^= h >> 29;
+  }
+  mixBytes(h, p, n);
+}
+
+}  // namespace
+
 bool Tensor::sameContent(const Tensor& o) const {
   if (dtype_ != o.dtype_ || dims_ != o.dims_) return false;
   if (dtype_ == DataType::kString) return strings_ == o.strings_;
-  return buffer_.size() == o.buffer_.size() &&
-         (buffer_.data() == o.buffer_.data() ||
-          std::memcmp(buffer_.data(), o.buffer_.data(), buffer_.size()) == 0);
+  if (buffer_.size() != o.buffer_.size()) return false;
+  const Buffer& a = buffer_;
+  const Buffer& b = o.buffer_;
+  if (a.isSourceRange() && b.isSourceRange() && a.source() == b.source() &&
+      a.sourceOffset() == b.sourceOffset()) {
+    return true;
+  }
+  if (a.isResident() && b.isResident() && a.data() == b.data()) return true;
+  return forEachChunk(a, &b, [](const uint8_t* pa, const uint8_t* pb, size_t n) {
+    return std::memcmp(pa, pb, n) == 0;
+  });
 }
 
 uint64_t Tensor::contentHash() const {
-  // Cached: pool-constants hashes every initializer on every pipeline round. Every mutator
-  // (mutableBytes, mutableStrings, setBuffer, reshape) drops the cached value.
+  // Cached: every mutator (mutableBytes, mutableStrings, setBuffer, reshape) drops it.
   if (hash_valid_) return hash_;
   // FNV-1a over dtype, dims and bytes: cheap, deterministic across builds.
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i)
-      h = (h ^ b[i]) * 1099511628211ull;
-  };
+  uint64_t h = kFnvBasis;
   const auto dt = static_cast<int32_t>(dtype_);
-  mix(&dt, sizeof dt);
+  mixBytes(h, &dt, sizeof dt);
   for (int64_t d : dims_)
-    mix(&d, sizeof d);
+    mixBytes(h, &d, sizeof d);
   if (dtype_ == DataType::kString) {
     for (const auto& s : strings_) {
       const uint64_t n = s.size();
-      mix(&n, sizeof n);
-      mix(s.data(), s.size());
+      mixBytes(h, &n, sizeof n);
+      mixBytes(h, s.data(), s.size());
     }
   } else {
-    // Whole 8-byte words first: one multiply per word instead of per byte (pool-constants hashes
-    // every weight each round; byte-wise FNV was its main cost, in wasm most of all).
-    const uint8_t* p = buffer_.data();
-    size_t n = buffer_.size();
-    for (; n >= 8; p += 8, n -= 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      h = (h ^ w) * 1099511628211ull;
-      h ^= h >> 29;
-    }
-    mix(p, n);
+    // Chunked words; a chunk boundary is a multiple of 8, so this equals one pass.
+    forEachChunk(buffer_, nullptr, [&h](const uint8_t* p, const uint8_t*, size_t n) {
+      mixWords(h, p, n);
+      return true;
+    });
   }
   hash_ = h;
   hash_valid_ = true;
+  return h;
+}
+
+uint64_t Tensor::sampleHash() const {
+  constexpr size_t kSamples = 16, kSampleBytes = 64;
+  if (dtype_ == DataType::kString || buffer_.size() <= kSamples * kSampleBytes) {
+    return contentHash();
+  }
+  uint64_t h = kFnvBasis;
+  const auto dt = static_cast<int32_t>(dtype_);
+  mixBytes(h, &dt, sizeof dt);
+  for (int64_t d : dims_)
+    mixBytes(h, &d, sizeof d);
+  // Evenly spread samples, first and last included: weights that differ (trained or random)
+  // differ almost everywhere, so this rejects them after reading 1 KiB each.
+  uint8_t sample[kSampleBytes];
+  const size_t span = buffer_.size() - kSampleBytes;
+  for (size_t i = 0; i < kSamples; ++i) {
+    buffer_.copyTo(span * i / (kSamples - 1), kSampleBytes, sample);
+    mixWords(h, sample, kSampleBytes);
+  }
   return h;
 }
 

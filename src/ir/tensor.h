@@ -45,7 +45,9 @@ class Tensor {
   size_t rank() const { return dims_.size(); }
   int64_t numElements() const;
 
-  // Raw element bytes (empty for STRING tensors and unloaded external data).
+  // Raw element bytes (empty for STRING tensors and unloaded external data). The
+  // buffer may be a source range: bytes() reads it into memory; buffer().copyTo()
+  // reads a part without keeping it.
   const Buffer& buffer() const { return buffer_; }
   const uint8_t* bytes() const { return buffer_.data(); }
   size_t byteSize() const { return buffer_.size(); }
@@ -91,8 +93,12 @@ class Tensor {
 
   // Same dtype, dims and content (names and metadata are not compared).
   bool sameContent(const Tensor& other) const;
-  // Hash of dtype, dims and content, for pooling identical constants.
+  // Hash of dtype, dims and content (reads every byte, cached).
   uint64_t contentHash() const;
+  // Hash of dtype, dims and 16 spread samples of the bytes (contentHash for small
+  // tensors): equal contents give equal hashes, and reading it costs 1 KiB, not the
+  // whole weight. Candidates it pairs are compared with sameContent().
+  uint64_t sampleHash() const;
 
  private:
   DataType dtype_ = DataType::kUndefined;

@@ -16,22 +16,25 @@ using wire::WireType;
 // referenced in place (zero-copy).
 constexpr size_t kViewThreshold = 4096;
 
-// A sequence of owned encoded pieces and views of tensor bytes.
+// A sequence of owned encoded pieces and tensor Buffers (views of the input,
+// source ranges, results), written in order without joining them.
 class Rope {
  public:
   Rope() { pieces_.emplace_back(); }
 
   std::string& tail() { return pieces_.back().owned; }
 
-  void appendView(const uint8_t* p, size_t n, std::shared_ptr<const void> keep) {
-    if (n < kViewThreshold) {
-      tail().append(reinterpret_cast<const char*>(p), n);
+  void appendBuffer(const Buffer& b) {
+    if (b.size() < kViewThreshold) {
+      std::string& t = tail();
+      const size_t at = t.size();
+      t.resize(at + b.size());
+      b.copyTo(0, b.size(), reinterpret_cast<uint8_t*>(&t[at]));  // no residency for a range
       return;
     }
     Piece v;
-    v.view = p;
-    v.view_size = n;
-    v.keep = std::move(keep);
+    v.buffer = b;
+    v.is_buffer = true;
     pieces_.push_back(std::move(v));
     pieces_.emplace_back();
   }
@@ -42,30 +45,26 @@ class Rope {
       return;
     }
     for (Piece& p : r.pieces_) {
-      if (p.view == nullptr && p.owned.size() < 256 && pieces_.back().view == nullptr) {
+      if (!p.is_buffer && p.owned.size() < 256 && !pieces_.back().is_buffer) {
         tail() += p.owned;  // merge small pieces so the rope stays short
       } else {
         pieces_.push_back(std::move(p));
       }
     }
-    if (pieces_.back().view != nullptr) pieces_.emplace_back();
+    if (pieces_.back().is_buffer) pieces_.emplace_back();
   }
 
   uint64_t size() const {
     uint64_t n = 0;
     for (const Piece& p : pieces_)
-      n += p.view ? p.view_size : p.owned.size();
+      n += p.is_buffer ? p.buffer.size() : p.owned.size();
     return n;
   }
 
   void writeTo(Sink& sink) const {
     for (const Piece& p : pieces_) {
-      if (p.view) {
-        // Chunked so a sink can report progress and never sees > 2 GB at once.
-        constexpr size_t kChunk = size_t{64} << 20;
-        for (size_t off = 0; off < p.view_size; off += kChunk) {
-          sink.write(p.view + off, std::min(kChunk, p.view_size - off));
-        }
+      if (p.is_buffer) {
+        sink.writeBuffer(p.buffer);
       } else if (!p.owned.empty()) {
         sink.write(reinterpret_cast<const uint8_t*>(p.owned.data()), p.owned.size());
       }
@@ -75,9 +74,8 @@ class Rope {
  private:
   struct Piece {
     std::string owned;
-    const uint8_t* view = nullptr;
-    size_t view_size = 0;
-    std::shared_ptr<const void> keep;
+    Buffer buffer;
+    bool is_buffer = false;
   };
   std::vector<Piece> pieces_;
 };
@@ -109,7 +107,7 @@ class Enc {
   void bytesView(uint32_t field, const Buffer& b) {
     wire::appendKey(r_.tail(), field, WireType::length_delimited);
     wire::appendVarint(r_.tail(), b.size());
-    r_.appendView(b.data(), b.size(), b.owner());
+    r_.appendBuffer(b);
   }
   void message(uint32_t field, Rope&& child) {
     wire::appendKey(r_.tail(), field, WireType::length_delimited);
@@ -150,9 +148,32 @@ class Writer {
     return r;
   }
 
-  Rope external_;  // contents of the external-data file
-  uint64_t external_size_ = 0;
-  size_t external_count_ = 0;
+  // The external-data files: "<location>", then "<location>.1", ... when a file would pass
+  // external_file_limit.
+  struct ExternalFile {
+    std::string location;
+    Rope rope;
+    uint64_t size = 0;
+    size_t tensors = 0;
+  };
+  std::vector<ExternalFile> external_;
+
+  uint64_t alignUp(uint64_t n) const {
+    const uint64_t a = opts_.external_alignment;
+    return (n + a - 1) / a * a;
+  }
+
+  ExternalFile& externalFileFor(uint64_t bytes) {
+    const uint64_t limit = opts_.external_file_limit;
+    if (external_.empty() || (limit != 0 && external_.back().tensors != 0 &&
+                              alignUp(external_.back().size) + bytes > limit)) {
+      ExternalFile f;
+      f.location = opts_.external_location;
+      if (!external_.empty()) f.location += "." + std::to_string(external_.size());
+      external_.push_back(std::move(f));
+    }
+    return external_.back();
+  }
 
  private:
   Rope pair(const StringPair& p) {
@@ -272,17 +293,15 @@ class Writer {
     if (external || keep_reference) {
       ExternalDataRef ref;
       if (external) {
-        ref.location = opts_.external_location;
-        const uint64_t aligned = (external_size_ + opts_.external_alignment - 1) /
-                                 opts_.external_alignment * opts_.external_alignment;
-        if (aligned > external_size_) {
-          external_.tail().append(static_cast<size_t>(aligned - external_size_), '\0');
-        }
+        ExternalFile& f = externalFileFor(t.byteSize());
+        ref.location = f.location;
+        const uint64_t aligned = alignUp(f.size);
+        if (aligned > f.size) f.rope.tail().append(static_cast<size_t>(aligned - f.size), '\0');
         ref.offset = static_cast<int64_t>(aligned);
         ref.length = static_cast<int64_t>(t.byteSize());
-        external_.appendView(t.bytes(), t.byteSize(), t.buffer().owner());
-        external_size_ = aligned + t.byteSize();
-        ++external_count_;
+        f.rope.appendBuffer(t.buffer());
+        f.size = aligned + t.byteSize();
+        ++f.tensors;
       } else {
         ref = *t.external;
       }
@@ -487,15 +506,16 @@ WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& option
                 " MiB inline, over protobuf's 2 GiB limit; write its weights as external data "
                 "(an external-data threshold)");
   }
-  if (w.external_count_ > 0) {
+  for (const auto& f : w.external_) {
     if (!options.open_external) {
       throw Error("tensors go to external data, but no external-data file can be opened here");
     }
-    std::unique_ptr<Sink> ext = options.open_external(options.external_location);
-    ext->reserve(w.external_size_);
-    w.external_.writeTo(*ext);
-    stats.external_bytes = w.external_size_;
-    stats.external_tensors = w.external_count_;
+    std::unique_ptr<Sink> ext = options.open_external(f.location);
+    ext->reserve(f.size);
+    f.rope.writeTo(*ext);
+    stats.external_bytes += f.size;
+    stats.external_tensors += f.tensors;
+    stats.external_files.push_back(f.location);
   }
   sink.reserve(stats.model_bytes);
   if (options.on_progress) {
@@ -507,6 +527,11 @@ WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& option
       void write(const uint8_t* data, size_t size) override {
         inner_.write(data, size);
         done_ += size;
+        f_(done_, total_);
+      }
+      void writeBuffer(const Buffer& b) override {
+        inner_.writeBuffer(b);
+        done_ += b.size();
         f_(done_, total_);
       }
 

@@ -1,8 +1,10 @@
 // IR -> ModelProto bytes, streamed to a Sink.
 //
-// The model is laid out as a rope: small encoded pieces plus views of tensor
-// bytes, so a weight read from the input is written straight from the input
-// buffer, never copied into one whole-model string. Output is deterministic:
+// The model is laid out as a rope: small encoded pieces plus tensor Buffers, so
+// a weight read from the input is written straight from the input buffer, and a
+// weight that is a source range is copied by the sink from its source (the output
+// is then a plan: encoded bytes plus ranges of the inputs), never gathered into
+// one whole-model string. Output is deterministic:
 // fields in field-number order, unknown fields after the known ones.
 #pragma once
 
@@ -26,6 +28,10 @@ struct WriteOptions {
   std::function<std::unique_ptr<Sink>(const std::string& location)> open_external;
   // Every external tensor starts at a multiple of this (mmap-friendly, per ExternalData.md).
   size_t external_alignment = 4096;
+  // Largest external-data file (0: no limit): tensors that would pass it start the next
+  // file, "<location>.1", "<location>.2", ... (ORT-web and transformers.js load at most
+  // 2 GB per file). One tensor larger than the limit gets a file of its own.
+  uint64_t external_file_limit = 0;
   // Called as bytes go out: (model bytes written, model bytes in all).
   std::function<void(uint64_t, uint64_t)> on_progress;
 };
@@ -37,6 +43,7 @@ struct WriteStats {
   uint64_t model_bytes = 0;
   uint64_t external_bytes = 0;
   size_t external_tensors = 0;
+  std::vector<std::string> external_files;  // locations, in the order written
 };
 
 WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& options = {});

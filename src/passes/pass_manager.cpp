@@ -74,6 +74,8 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
           VerifyResult v = verify(*model);
           if (!v.ok) throw Error("the IR is broken after this pass: " + v.message);
         }
+      } catch (const ResourceError&) {
+        throw;  // no pass can do without memory or its inputs: the run fails
       } catch (const std::exception& e) {
         rec.error = e.what();
         rec.changed = false;

@@ -3,9 +3,10 @@
 // Before:  initializer %a = f32[2] {1,2}; initializer %b = f32[2] {1,2}; %y = Add(%a, %b)
 // After:   initializer %a = f32[2] {1,2}; %y = Add(%a, %a)
 //
-// Identical means same dtype, dims and bytes: compared by a content hash, then
-// byte for byte. Graph inputs and outputs keep their own initializers (their
-// names are the interface). Each graph pools its own initializers.
+// Identical means same dtype, dims and bytes: grouped by dtype and dims, then by a
+// hash of 16 samples of the bytes, then compared byte for byte (in chunks, so weights
+// that live in an external file are streamed, never held). Graph inputs and outputs keep their own
+// initializers (their names are the interface). Each graph pools its own initializers.
 #include <string>
 #include <unordered_map>
 
@@ -54,7 +55,7 @@ class PoolConstants : public Pass {
       if (!poolable(v)) continue;
       const Tensor& t = *v->initializer();
       if (shapes[signature(t)] < 2) continue;
-      const uint64_t h = t.contentHash();
+      const uint64_t h = t.sampleHash();
       Value* same = nullptr;
       auto range = seen.equal_range(h);
       for (auto it = range.first; it != range.second && same == nullptr; ++it) {

@@ -19,8 +19,13 @@ const api = () => import('onnxfold');
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-api-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
+// Results are Blobs when an input was a Blob (parts that refer to the input), else Uint8Arrays.
+const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);
+
 async function equivalent(origBytes, optBytes, name, extra = {}) {
   const { compareModels } = await import('./oracle.mjs');
+  optBytes = await bytesOf(optBytes);
+  for (const k of Object.keys(extra)) extra[k] = await bytesOf(extra[k]);
   const dir = mkdtempSync(join(tmp, name + '-'));
   const a = join(dir, 'orig.onnx');
   const b = join(dir, 'opt.onnx');
@@ -58,8 +63,10 @@ test('optimize: every input type gives the same model, equivalent to the origina
   };
   let first;
   for (const [kind, input] of Object.entries(inputs)) {
-    const { model, externalData, report } = await optimize(input);
-    assert.ok(model instanceof Uint8Array, kind);
+    const r = await optimize(input);
+    const { externalData, report } = r;
+    assert.ok(kind === 'Blob' ? r.model instanceof Blob : r.model instanceof Uint8Array, kind);
+    const model = await bytesOf(r.model);
     assert.deepEqual(externalData, {}, kind);
     if (first === undefined) {
       first = model;
@@ -96,7 +103,10 @@ test('optimize: options reach the pipeline', async (t) => {
   await assert.rejects(optimize(bytes, { sizeBudget: 'big' }), (e) => e instanceof OnnxfoldError && /sizeBudget/.test(e.message));
   await assert.rejects(optimize(bytes, { quant: 'no-such-mode' }), (e) => e instanceof OnnxfoldError && /quant/.test(e.message));
   await assert.rejects(optimize(bytes, { onProgress: 3 }), TypeError);
-  await assert.rejects(optimize('model.onnx'), (e) => e instanceof TypeError && /Uint8Array/.test(e.message));
+  await assert.rejects(optimize(42), (e) => e instanceof TypeError && /Uint8Array/.test(e.message));
+  // In node a string is a file path.
+  await assert.rejects(optimize(join(tmp, 'no-such.onnx')), (e) => e instanceof OnnxfoldError && /no-such\.onnx/.test(e.message));
+  await assert.rejects(optimize(bytes, { output: 'file' }), TypeError);
 });
 
 test('optimize: onProgress goes forward from read to write', async (t) => {
@@ -156,7 +166,10 @@ test('errors are real Errors with useful messages; the module works afterwards',
   // Larger than the 4 GB wasm heap: says so, does not abort the instance.
   class HugeBlob extends Blob { get size() { return 5 * 2 ** 30; } }
   await assert.rejects(optimize(new HugeBlob([good])), (e) => e instanceof Error && /4 GB/.test(e.message));
-  await assert.rejects(optimize(good, { externalData: { 'w.bin': new HugeBlob([]) } }), (e) => /4 GB/.test(e.message));
+  // Without FileReaderSync (node, a page's main thread) a Blob is read into JS memory first: one
+  // too large for that says what to do instead.
+  await assert.rejects(optimize(good, { externalData: { 'w.bin': new HugeBlob([]) } }),
+    (e) => e instanceof OnnxfoldError && /w\.bin/.test(e.message) && /Worker|file path/.test(e.message));
   const { model } = await optimize(good);
   assert.ok(model.length > 0);
   assert.equal((await inspect(good)).nodes, 22);
@@ -193,7 +206,7 @@ test('external data: written out, read back from buffers and Blobs, and from fil
     new Blob([ext.externalData['weights.bin']])]) {
     const back = await optimize(ext.model, { externalData: { 'weights.bin': data }, externalDataThreshold: 1 << 30, externalDataLocation: 'unused.bin' });
     assert.deepEqual(back.externalData, {});
-    assert.deepEqual(back.model, inline, 'round trip gives the inline result');
+    assert.deepEqual(await bytesOf(back.model), inline, 'round trip gives the inline result');
   }
   // Missing file: the error names the location.
   await assert.rejects(optimize(ext.model), (e) => e instanceof OnnxfoldError && /weights\.bin/.test(e.message) && /external/.test(e.message));
@@ -229,7 +242,7 @@ test('external data made by the native CLI (--external-data-threshold) is read f
   });
   assert.ok(report.before.external_initializers > 0);
   assert.ok(report.after.external_initializers > 0 || report.external_bytes > 0);
-  const res = await optimize(out, { externalData: (await optimize(model, {
+  const res = await optimize(await bytesOf(out), { externalData: (await optimize(model, {
     externalData: { 'm.data': readFileSync(join(dir, 'm.data')) }, externalDataThreshold: 256, externalDataLocation: 'o.data',
   })).externalData, externalDataThreshold: 1 << 30, externalDataLocation: 'x' });
   await equivalent(readFileSync(smallModel), res.model, 'cli-ext');

@@ -366,9 +366,9 @@ function renderReport(model, result, pageMillis) {
   const after = report.after ?? {};
   $('#report').hidden = false;
 
-  const extBytes = Object.values(result.externalData).reduce((a, b) => a + b.byteLength, 0);
+  const extBytes = Object.values(result.externalData).reduce((a, b) => a + sizeOf(b), 0);
   const inBytes = model.bytes.size + Object.values(model.externalData).reduce((a, f) => a + f.size, 0);
-  const outBytes = result.model.byteLength + extBytes;
+  const outBytes = sizeOf(result.model) + extBytes;
   const t = report.timing_ms ?? {};
   const fact = (label, value, detail) =>
     el('div', { class: 'fact' }, el('div', { class: 'label', text: label }),
@@ -395,12 +395,38 @@ function renderReport(model, result, pageMillis) {
 // Object URLs live until the next result of the same kind replaces them.
 const objectUrls = new Map();
 
+// Results are Blobs when the inputs were Files (their unchanged weights are slices of the
+// input files: nothing is copied until the browser saves them) and Uint8Arrays otherwise.
+const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
+const asBlob = (b) => (b instanceof Blob ? b : new Blob([b], { type: 'application/octet-stream' }));
+
 function downloadLink(id, name, bytes, primary) {
   if (objectUrls.has(id)) URL.revokeObjectURL(objectUrls.get(id));
-  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  const url = URL.createObjectURL(asBlob(bytes));
   objectUrls.set(id, url);
   return el('a', { id, class: primary ? 'button primary' : 'button', href: url, download: name },
-    `Download ${name} `, el('span', { class: 'muted', text: `(${humanBytes(bytes.byteLength)})` }));
+    `Download ${name} `, el('span', { class: 'muted', text: `(${humanBytes(sizeOf(bytes))})` }));
+}
+
+// All files into one folder the user picks (File System Access API, where the browser has it):
+// each is streamed from its Blob to disk, the model last.
+function saveAllButton(files) {
+  if (typeof window.showDirectoryPicker !== 'function' || files.length < 2) return null;
+  const button = el('button', { id: 'save-folder', class: 'button', type: 'button' }, 'Save all to a folder…');
+  button.addEventListener('click', async () => {
+    try {
+      const dir = await window.showDirectoryPicker({ mode: 'readwrite' });
+      for (const [name, bytes] of [...files].reverse()) {
+        const handle = await dir.getFileHandle(name, { create: true });
+        const writable = await handle.createWritable();
+        await asBlob(bytes).stream().pipeTo(writable);
+      }
+      button.textContent = `Saved ${files.length} files`;
+    } catch (e) {
+      if (e.name !== 'AbortError') showError(e);
+    }
+  });
+  return button;
 }
 
 function renderDownloads(model, result) {
@@ -412,8 +438,13 @@ function renderDownloads(model, result) {
   }
   const name = `${baseName(model.name)}.opt.onnx`;
   const links = [downloadLink('download', name, result.model, true)];
-  Object.entries(result.externalData).forEach(([loc, bytes], i) =>
-    links.push(downloadLink(`download-ext-${i}`, fileNameOf(loc), bytes, false)));
+  const files = [[name, result.model]];
+  Object.entries(result.externalData).forEach(([loc, bytes], i) => {
+    links.push(downloadLink(`download-ext-${i}`, fileNameOf(loc), bytes, false));
+    files.push([fileNameOf(loc), bytes]);
+  });
+  const all = saveAllButton(files);
+  if (all) links.push(all);
   $('#downloads').replaceChildren(...links);
 }
 

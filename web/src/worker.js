@@ -1,5 +1,6 @@
 // Web Worker: runs the onnxfold package (wasm) off the page's main thread, so the page stays
-// responsive during a long optimization. Cancelling terminates this worker (a synchronous wasm
+// responsive during a long optimization, and so the package can read the user's Files range by
+// range with FileReaderSync (weights never enter the wasm heap unless a pass changes them). Cancelling terminates this worker (a synchronous wasm
 // call cannot see messages), and the page starts a fresh one.
 //
 // Protocol, page -> worker: { id, op, args }
@@ -42,6 +43,11 @@ async function moduleTreeOrNull(bytes) {
   }
 }
 
+// Uint8Array results move to the page without a copy; Blob results (from File inputs: parts
+// that are slices of the user's files) are passed by reference anyway.
+const transferable = (results) =>
+  [...new Set(results.filter((r) => r instanceof Uint8Array).map((r) => r.buffer))];
+
 const ops = {
   async info() {
     const [version, passes] = await Promise.all([onnxfold.version(), onnxfold.passes()]);
@@ -61,8 +67,7 @@ const ops = {
       post({ id, type: 'progress', progress: { stage: 'module tree', pass: '', fraction: 1 } });
       value.tree = await moduleTreeOrNull(out.model);
     }
-    const transfer = [out.model.buffer, ...Object.values(value.externalData).map((b) => b.buffer)];
-    return { value, transfer: [...new Set(transfer)] };
+    return { value, transfer: transferable([out.model, ...Object.values(value.externalData)]) };
   },
 
   async moduleTree({ bytes }) {
@@ -71,7 +76,7 @@ const ops = {
 
   async splitConstants({ bytes, options }) {
     const out = await onnxfold.splitConstants(bytes, options);
-    return { value: out, transfer: [...new Set([out.prep.buffer, out.main.buffer])] };
+    return { value: out, transfer: transferable([out.prep, out.main]) };
   },
 };
 
