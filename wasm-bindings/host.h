@@ -105,8 +105,8 @@ class HostSink : public onnxfold::Sink {
 // and output files created as HostSinks.
 inline onnxfold::ExternalDataIO hostIO(const emscripten::val& host) {
   onnxfold::ExternalDataIO io;
-  auto opened = std::make_shared<std::map<std::string, onnxfold::Buffer>>();
-  io.open = [host, opened](const std::string& location) -> onnxfold::Buffer {
+  auto opened = std::make_shared<std::map<std::string, std::shared_ptr<const onnxfold::Source>>>();
+  io.open = [host, opened](const std::string& location) -> std::shared_ptr<const onnxfold::Source> {
     auto it = opened->find(location);
     if (it != opened->end()) return it->second;
     const emscripten::val f = host.call<emscripten::val>("external", location);
@@ -115,10 +115,10 @@ inline onnxfold::ExternalDataIO hostIO(const emscripten::val& host) {
                             "', which was not supplied");
     }
     const auto size = static_cast<uint64_t>(f["size"].as<double>());
-    auto source = std::make_shared<HostSource>(host, f["id"].as<int>(), size, location);
-    onnxfold::Buffer b = onnxfold::Buffer::fromSource(std::move(source), 0, size);
-    opened->emplace(location, b);
-    return b;
+    std::shared_ptr<const onnxfold::Source> source =
+        std::make_shared<HostSource>(host, f["id"].as<int>(), size, location);
+    opened->emplace(location, source);
+    return source;
   };
   io.create = [host](const std::string& location) -> std::unique_ptr<onnxfold::Sink> {
     return std::make_unique<HostSink>(host, location);

@@ -91,10 +91,11 @@ ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& 
                               std::vector<std::unique_ptr<AtomicFile>>* created) {
   ExternalDataIO io;
   const std::string in_dir = dirOf(model_path);
-  auto cache = std::make_shared<std::vector<std::pair<std::string, Buffer>>>();
+  auto cache =
+      std::make_shared<std::vector<std::pair<std::string, std::shared_ptr<const Source>>>>();
   io.open = [in_dir, cache](const std::string& location) {
-    for (const auto& [loc, buf] : *cache) {
-      if (loc == location) return buf;
+    for (const auto& [loc, src] : *cache) {
+      if (loc == location) return src;
     }
     const std::string root = realPath(in_dir);
     const std::string full = in_dir + "/" + location;
@@ -107,10 +108,9 @@ ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& 
       throw Error("external data location '" + location + "' resolves to '" + resolved +
                   "', outside the model's folder '" + root + "'");
     }
-    auto source = std::make_shared<FileSource>(resolved);
-    Buffer b = Buffer::fromSource(source, 0, source->size());
-    cache->emplace_back(location, b);
-    return b;
+    std::shared_ptr<const Source> source = std::make_shared<FileSource>(resolved);
+    cache->emplace_back(location, source);
+    return source;
   };
   if (created != nullptr) {
     const std::string out_dir = dirOf(out_path);
@@ -122,7 +122,7 @@ ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& 
       if (sameFile(target, model_path)) {
         throw Error("the external-data output '" + target + "' is the input model");
       }
-      for (const auto& [loc, buf] : *cache) {
+      for (const auto& [loc, src] : *cache) {
         if (sameFile(target, in_dir + "/" + loc)) {
           throw Error("the external-data output '" + target +
                       "' is an external-data file of the input; choose another output name");

@@ -67,7 +67,7 @@ struct Options {
 struct ExternalDataIO {
   // Whole content of the file at `location` (a checked relative path). Unset:
   // external tensors stay unloaded and are written back as references.
-  std::function<Buffer(const std::string& location)> open;
+  std::function<std::shared_ptr<const Source>(const std::string& location)> open;
   // A sink for a new external-data file.
   std::function<std::unique_ptr<Sink>(const std::string& location)> create;
 };

@@ -180,6 +180,17 @@ void Sink::writeBuffer(const Buffer& b) {
   }
 }
 
+void MemorySource::read(uint64_t offset, size_t n, uint8_t* dst) const {
+  bytes_.copyTo(offset, n, dst);
+}
+
+Buffer rangeOf(const std::shared_ptr<const Source>& source, uint64_t offset, size_t size) {
+  if (const auto* m = dynamic_cast<const MemorySource*>(source.get())) {
+    return m->bytes().slice(static_cast<size_t>(offset), size);
+  }
+  return Buffer::fromSource(source, offset, size);
+}
+
 uint64_t Buffer::heapBytes() {
 #ifdef __EMSCRIPTEN__
   return emscripten_get_heap_size();

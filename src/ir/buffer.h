@@ -81,4 +81,23 @@ class Buffer {
   std::shared_ptr<Range> range_;
 };
 
+// Bytes already in memory as a Source: its ranges are plain views (no copy, no read).
+class MemorySource : public Source {
+ public:
+  explicit MemorySource(Buffer bytes, std::string name = "memory")
+      : bytes_(std::move(bytes)), name_(std::move(name)) {}
+  uint64_t size() const override { return bytes_.size(); }
+  void read(uint64_t offset, size_t n, uint8_t* dst) const override;
+  std::string describe() const override { return name_; }
+  const Buffer& bytes() const { return bytes_; }
+
+ private:
+  Buffer bytes_;
+  std::string name_;
+};
+
+// [offset, offset + size) of `source` as a Buffer: a view for a MemorySource, else a range
+// read on demand. Offsets are 64-bit: a file may be larger than the address space (wasm32).
+Buffer rangeOf(const std::shared_ptr<const Source>& source, uint64_t offset, size_t size);
+
 }  // namespace onnxfold

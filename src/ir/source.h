@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace onnxfold {
@@ -25,6 +26,9 @@ class Source {
   virtual int hostId() const { return -1; }
   // For messages: "external data 'model.onnx.data'".
   virtual std::string describe() const = 0;
+  // For a source that computes its bytes: a hash equal for sources that compute the same
+  // bytes the same way (lets pool-constants pair them without computing them).
+  virtual std::optional<uint64_t> identity() const { return std::nullopt; }
 };
 
 // Statistics of the storage Buffers allocate, for reports and memory limits.

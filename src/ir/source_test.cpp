@@ -77,6 +77,66 @@ TEST(SourceRange, ReadsOnlyWhenDataIsNeededAndOnceForAllCopies) {
   EXPECT_EQ(src->reads, 3);
 }
 
+// A 5 GiB source whose byte i is (i * 31) >> 3, made up on demand.
+class SyntheticSource : public Source {
+ public:
+  uint64_t size() const override { return uint64_t{5} << 30; }
+  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
+    for (size_t i = 0; i < n; ++i)
+      dst[i] = static_cast<uint8_t>(((offset + i) * 31) >> 3);
+  }
+  std::string describe() const override { return "synthetic"; }
+};
+
+TEST(SourceRange, FilesLargerThanTheAddressSpaceAreAddressedWith64BitOffsets) {
+  // In wasm32 size_t is 32 bits: a weight 4.5 GiB into a data file must still be found.
+  std::shared_ptr<const Source> src = std::make_shared<SyntheticSource>();
+  const uint64_t at = (uint64_t{9} << 29) + 12;
+  ReadOptions ro;
+  ro.open_external = [&](const std::string&) { return src; };
+  test::ModelBuilder b;
+  Tensor t(DataType::kFloat, {4}, rangeOf(src, at, 16));
+  t.name = "w";
+  Value* w = b.initializer(std::move(t));
+  b.output(b.op("Neg", {w}));
+  std::unique_ptr<Model> m = b.build();
+  WriteOptions wo;
+  wo.external_threshold = 0;
+  wo.external_location = "data";
+  std::string data;
+  wo.open_external = [&](const std::string&) -> std::unique_ptr<Sink> {
+    struct Into : Sink {
+      std::string& s;
+      explicit Into(std::string& out) : s(out) {}
+      void write(const uint8_t* d, size_t n) override {
+        s.append(reinterpret_cast<const char*>(d), n);
+      }
+    };
+    return std::make_unique<Into>(data);
+  };
+  StringSink model;
+  writeModel(*m, model, wo);
+  ASSERT_EQ(data.size(), 16u);
+  for (size_t i = 0; i < 16; ++i)
+    EXPECT_EQ(static_cast<uint8_t>(data[i]), static_cast<uint8_t>(((at + i) * 31) >> 3));
+
+  // A model whose tensor lies 4.5 GiB into its data file (an unresolved reference written
+  // back as it is), read with that file as the source.
+  Tensor ref(DataType::kFloat, {});
+  ref.setBuffer(Buffer());
+  ref.reshape({4});
+  ref.name = "r";
+  ref.external = ExternalDataRef{"data", static_cast<int64_t>(at), 16, "", {}};
+  test::ModelBuilder b2;
+  b2.output(b2.op("Neg", {b2.initializer(std::move(ref))}));
+  const std::string bytes = writeModelToString(*b2.build());
+  std::unique_ptr<Model> back = readModel(test::bufferOf(bytes), ro);
+  const Tensor& r = *back->graph->lookup("r")->initializer();
+  EXPECT_EQ(r.buffer().sourceOffset(), at);
+  for (size_t i = 0; i < 16; ++i)
+    EXPECT_EQ(r.bytes()[i], static_cast<uint8_t>(((at + i) * 31) >> 3));
+}
+
 TEST(SourceRange, WritingIntoATensorCopiesStraightFromTheSource) {
   auto src = std::make_shared<CountingSource>(pattern(64, 2));
   Tensor t(DataType::kFloat, {4}, Buffer::fromSource(src, 16, 16));
@@ -197,8 +257,8 @@ TEST(SourceRange, ExternalDataIsSplitIntoNumberedFilesAtTheLimit) {
   for (const auto& [name, bytes] : files)
     EXPECT_LE(bytes.size(), 9000u) << name;
   ReadOptions ro;
-  ro.open_external = [&](const std::string& location) {
-    return test::bufferOf(files.at(location));
+  ro.open_external = [&](const std::string& location) -> std::shared_ptr<const Source> {
+    return std::make_shared<MemorySource>(test::bufferOf(files.at(location)));
   };
   std::unique_ptr<Model> back = readModel(test::bufferOf(model.out), ro);
   for (int i = 0; i < 5; ++i) {

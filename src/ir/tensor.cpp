@@ -147,6 +147,10 @@ bool Tensor::sameContent(const Tensor& o) const {
       a.sourceOffset() == b.sourceOffset()) {
     return true;
   }
+  if (a.isSourceRange() && b.isSourceRange() && a.sourceOffset() == b.sourceOffset() &&
+      a.source()->identity() && a.source()->identity() == b.source()->identity()) {
+    return true;  // the same computation of the same inputs
+  }
   if (a.isResident() && b.isResident() && a.data() == b.data()) return true;
   return forEachChunk(a, &b, [](const uint8_t* pa, const uint8_t* pb, size_t n) {
     return std::memcmp(pa, pb, n) == 0;
@@ -190,6 +194,14 @@ uint64_t Tensor::sampleHash() const {
   mixBytes(h, &dt, sizeof dt);
   for (int64_t d : dims_)
     mixBytes(h, &d, sizeof d);
+  if (buffer_.isSourceRange() && buffer_.source()->identity()) {
+    // Computed bytes (a deferred fold): hashed by how they are computed, not computed here.
+    // Two different computations of equal bytes are then not pooled.
+    const uint64_t id = *buffer_.source()->identity(), off = buffer_.sourceOffset();
+    mixBytes(h, &id, sizeof id);
+    mixBytes(h, &off, sizeof off);
+    return h;
+  }
   // Evenly spread samples, first and last included: weights that differ (trained or random)
   // differ almost everywhere, so this rejects them after reading 1 KiB each.
   uint8_t sample[kSampleBytes];

@@ -97,7 +97,8 @@ class Tensor {
   uint64_t contentHash() const;
   // Hash of dtype, dims and 16 spread samples of the bytes (contentHash for small
   // tensors): equal contents give equal hashes, and reading it costs 1 KiB, not the
-  // whole weight. Candidates it pairs are compared with sameContent().
+  // whole weight. Candidates it pairs are compared with sameContent(). Bytes a source
+  // computes (identity()) are hashed by that identity instead of being computed.
   uint64_t sampleHash() const;
 
  private:

@@ -146,6 +146,40 @@ const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_typ
 
 // ----------------------------------------------------------------- evaluation
 
+std::optional<Type> inferOutputType(const Node& node, int64_t opset,
+                                    const std::vector<const Tensor*>& inputs, size_t output,
+                                    int64_t max_value_elements) {
+  const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);
+  if (entry == nullptr || output >= node.numOutputs()) return std::nullopt;
+  InferContext ic(node, opset, inputs.size(), node.numOutputs());
+  std::vector<Type> types(inputs.size());
+  std::vector<Tensor> aligned(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) continue;
+    types[i] = Type::tensor(inputs[i]->dtype());
+    types[i].shape.emplace();
+    for (int64_t d : inputs[i]->dims())
+      types[i].shape->dims.push_back(Dim::known(d));
+    ic.input_types[i] = &types[i];
+    // Values only of small inputs (shapes, axes, scales): large ones are not read.
+    if (inputs[i]->numElements() <= max_value_elements) {
+      aligned[i] = inputs[i]->aligned();
+      ic.input_values[i] = &aligned[i];
+    }
+  }
+  int symbols = 0;
+  ic.symbol_counter = &symbols;
+  try {
+    entry->infer(ic);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (ic.output_values[output]) return std::nullopt;  // computed by the rule: nothing to defer
+  const Type& t = ic.output_types[output];
+  if (t.kind != Type::Kind::kTensor || !t.shape || !t.shape->isStatic()) return std::nullopt;
+  return t;
+}
+
 std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
                                  const std::vector<const Tensor*>& inputs) {
   const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);

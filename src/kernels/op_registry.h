@@ -167,6 +167,13 @@ void registerSignalOps(OpRegistry& r);       // signal.cpp: DFT, STFT, window fu
 void registerControlFlowOps(OpRegistry& r);  // control_flow.cpp: If, Loop, Scan (rules only)
 void registerMiscOps(OpRegistry& r);         // misc.cpp: losses, strings, ai.onnx.ml, random, ...
 
+// The static tensor type infer() gives output `output` of `node` on these inputs, reading the
+// values of inputs of at most `max_value_elements` only; nullopt when it gives none, or when
+// the rule computes the value itself. The type evaluateNode's output will have.
+std::optional<Type> inferOutputType(const Node& node, int64_t opset,
+                                    const std::vector<const Tensor*>& inputs, size_t output,
+                                    int64_t max_value_elements);
+
 // Runs infer() then compute() on constant inputs; returns the outputs (null
 // entries for omitted outputs stay default-constructed). Throws Error when
 // the op has no entry or kernel at this opset, or when the inputs are invalid.

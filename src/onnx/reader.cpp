@@ -481,14 +481,14 @@ class Reader {
     }
     Tensor t;
     if (options_.open_external) {
-      Buffer file = options_.open_external(ref.location);
-      const auto off = static_cast<size_t>(ref.offset);
-      if (off > file.size() || need > file.size() - off) {
+      const std::shared_ptr<const Source> file = options_.open_external(ref.location);
+      const auto off = static_cast<uint64_t>(ref.offset);
+      if (off > file->size() || need > file->size() - off) {
         throw ParseError(where, "external data [" + std::to_string(off) + ", +" +
                                     std::to_string(need) + ") is outside '" + ref.location + "' (" +
-                                    std::to_string(file.size()) + " bytes)");
+                                    std::to_string(file->size()) + " bytes)");
       }
-      t = Tensor(dtype, dims, file.slice(off, need));
+      t = Tensor(dtype, dims, rangeOf(file, off, need));
     } else {
       // Unloaded: keeps dtype and dims, no bytes (Tensor::isLoaded() is false).
       t = Tensor(dtype, {});

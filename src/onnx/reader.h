@@ -17,10 +17,11 @@
 namespace onnxfold {
 
 struct ReadOptions {
-  // Returns the whole content of an external-data file, given its location as
-  // written in the model (already checked to be a plain relative path). Unset:
-  // external tensors stay unloaded and are written back as references.
-  std::function<Buffer(const std::string& location)> open_external;
+  // The external-data file at `location` as written in the model (already checked
+  // to be a plain relative path): a Source its tensors become ranges of, read only
+  // when needed. Unset: external tensors stay unloaded and are written back as
+  // references.
+  std::function<std::shared_ptr<const Source>(const std::string& location)> open_external;
 };
 
 std::unique_ptr<Model> readModel(const Buffer& bytes, const ReadOptions& options = {});

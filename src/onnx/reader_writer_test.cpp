@@ -649,7 +649,7 @@ struct ExternalFiles {
       opened.push_back(location);
       auto it = files.find(location);
       if (it == files.end()) throw Error("no such file: " + location);
-      return it->second;
+      return std::make_shared<MemorySource>(it->second);
     };
     return o;
   }

@@ -17,13 +17,15 @@
 //    of the constant inputs they make dead; constructors (ConstantOfShape,
 //    Expand, Tile, Range, EyeLike) have a smaller budget of their own
 //    (PyTorch's skip_constructors: materialized weights stay nodes).
-// If with a constant condition is replaced by the taken branch.
+// If with a constant condition is replaced by the taken branch. A large result
+// is computed later, when written (see fold_recipe.h).
 //
 // Every node that stays gets an explanation in the report.
 #include <algorithm>
 #include <unordered_map>
 
 #include "kernels/op_registry.h"
+#include "passes/fold_recipe.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
 
@@ -205,7 +207,11 @@ class FoldConstants : public Pass {
         for (const Value* v : n->inputs())
           inputs.push_back(v ? prop.knownValue(v) : nullptr);
         try {
-          outs = evaluateNode(*n, inf.opset, inputs);
+          if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs)) {
+            outs.push_back(std::move(*later));
+          } else {
+            outs = evaluateNode(*n, inf.opset, inputs);
+          }
         } catch (const std::exception& e) {
           if (explain) ctx.explain(*n, std::string("evaluation failed: ") + e.what());
           ctx.count("folds failed");
@@ -240,6 +246,30 @@ class FoldConstants : public Pass {
       changed = true;
     }
     return changed;
+  }
+
+  // A large single result (a transposed, scaled or cast weight) is not computed now: it
+  // becomes a FoldRecipe, computed when its bytes are needed (mostly by the writer, one
+  // at a time), so rewriting every weight never holds them all.
+  static std::optional<Tensor> deferredResult(const Node& n, int64_t opset,
+                                              const std::vector<const Tensor*>& inputs) {
+    constexpr int64_t kDeferBytes = 64 << 10;
+    constexpr int64_t kMaxValueElements = 1 << 16;  // what inference may read (axes, shapes)
+    if (n.numOutputs() != 1 || n.output(0) == nullptr) return std::nullopt;
+    const std::optional<Type> t = inferOutputType(n, opset, inputs, 0, kMaxValueElements);
+    if (!t || t->elem_type == DataType::kString) return std::nullopt;
+    std::vector<int64_t> dims;
+    for (const Dim& d : t->shape->dims)
+      dims.push_back(d.value);
+    const int64_t count = checkedElementCount(dims);
+    if (count < 0 || static_cast<int64_t>(rawByteSize(t->elem_type, count)) < kDeferBytes) {
+      return std::nullopt;
+    }
+    std::vector<std::optional<Tensor>> held;
+    for (const Tensor* in : inputs)
+      held.push_back(in ? std::optional<Tensor>(*in) : std::nullopt);
+    return FoldRecipe::deferred(
+        std::make_shared<FoldRecipe>(n, opset, std::move(held), 0, t->elem_type, dims));
   }
 
   // Reasons never to fold `n`, whatever is known of its inputs.

@@ -1,0 +1,148 @@
+#include "passes/fold_recipe.h"
+
+#include <cstring>
+
+#include "ir/error.h"
+#include "kernels/op_registry.h"
+
+namespace onnxfold {
+
+namespace {
+
+// The one recipe whose result is in memory (single-threaded by design).
+const FoldRecipe* g_resident = nullptr;
+
+struct Hasher {
+  uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    for (size_t i = 0; i < n; ++i)
+      h = (h ^ b[i]) * 1099511628211ull;
+  }
+  template <class T>
+  void pod(const T& v) {
+    bytes(&v, sizeof v);
+  }
+  void str(const std::string& s) {
+    pod(s.size());
+    bytes(s.data(), s.size());
+  }
+  // A tensor by where its bytes come from (source and offset) or, when they are in
+  // memory only, by its content.
+  void tensor(const Tensor& t) {
+    pod(static_cast<int32_t>(t.dtype()));
+    for (int64_t d : t.dims())
+      pod(d);
+    const Buffer& b = t.buffer();
+    if (b.isSourceRange()) {
+      const auto& src = b.source();
+      pod(src->identity() ? *src->identity() : reinterpret_cast<uintptr_t>(src.get()));
+      pod(b.sourceOffset());
+    } else {
+      pod(t.contentHash());
+    }
+  }
+};
+
+}  // namespace
+
+FoldRecipe::FoldRecipe(const Node& node, int64_t opset, std::vector<std::optional<Tensor>> inputs,
+                       size_t output, DataType dtype, std::vector<int64_t> dims)
+    : graph_(std::make_unique<Graph>()),
+      opset_(opset),
+      inputs_(std::move(inputs)),
+      output_(output),
+      dtype_(dtype),
+      dims_(std::move(dims)) {
+  bytes_ = rawByteSize(dtype_, checkedElementCount(dims_));
+  // A detached copy: the fold erases the original node.
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    ins.push_back(
+        inputs_[i] ? graph_->addInput("in" + std::to_string(i), Type::tensor(inputs_[i]->dtype()))
+                   : nullptr);
+  }
+  node_ = graph_->addNode(node.op_type, ins, node.numOutputs(), node.domain);
+  node_->name = node.name;
+  for (const Attribute& a : node.attributes)
+    node_->attributes.push_back(a.copyWithoutGraphs());
+
+  Hasher h;
+  h.str(node.domain);
+  h.str(node.op_type);
+  h.pod(opset_);
+  h.pod(output_);
+  for (const Attribute& a : node.attributes) {
+    h.str(a.name);
+    h.pod(static_cast<int>(a.type));
+    h.pod(a.i);
+    h.pod(a.f);
+    h.str(a.s);
+    for (int64_t v : a.ints)
+      h.pod(v);
+    for (float v : a.floats)
+      h.pod(v);
+    for (const std::string& v : a.strings)
+      h.str(v);
+    if (a.type == AttrType::kTensor) h.tensor(a.t);
+    for (const Tensor& t : a.tensors)
+      h.tensor(t);
+  }
+  for (const auto& t : inputs_) {
+    h.pod(t.has_value());
+    if (t) h.tensor(*t);
+  }
+  identity_ = h.h;
+}
+
+FoldRecipe::~FoldRecipe() {
+  if (g_resident == this) g_resident = nullptr;
+}
+
+std::string FoldRecipe::describe() const {
+  return "the folded output of " + node_->op_type + " '" + node_->name + "'";
+}
+
+void FoldRecipe::compute() const {
+  if (g_resident != nullptr && g_resident != this) g_resident->drop();
+  g_resident = nullptr;
+  std::vector<bool> was_resident;
+  std::vector<const Tensor*> ins;
+  for (const auto& t : inputs_) {
+    was_resident.push_back(!t || t->buffer().isResident());
+    ins.push_back(t ? &*t : nullptr);
+  }
+  std::vector<Tensor> outs;
+  try {
+    outs = evaluateNode(*node_, opset_, ins);
+  } catch (const ResourceError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // It computed when the fold was planned; failing now means its inputs changed.
+    throw ResourceError("cannot compute " + describe() + ": " + e.what());
+  }
+  // Inputs read only for this (weights in an input file) leave memory again.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!was_resident[i]) inputs_[i]->buffer().release();
+  }
+  const Tensor& out = outs.at(output_);
+  if (out.dtype() != dtype_ || out.dims() != dims_ || out.byteSize() != bytes_) {
+    throw ResourceError(describe() + " does not have the type its fold was planned with");
+  }
+  result_ = out.buffer();
+  g_resident = this;
+}
+
+void FoldRecipe::read(uint64_t offset, size_t n, uint8_t* dst) const {
+  if (result_.empty()) compute();
+  std::memcpy(dst, result_.data() + offset, n);
+}
+
+Tensor FoldRecipe::deferred(std::shared_ptr<FoldRecipe> recipe) {
+  const DataType dtype = recipe->dtype_;
+  std::vector<int64_t> dims = recipe->dims_;
+  const auto bytes = static_cast<size_t>(recipe->bytes_);
+  return Tensor(dtype, std::move(dims), Buffer::fromSource(std::move(recipe), 0, bytes));
+}
+
+}  // namespace onnxfold
