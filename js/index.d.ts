@@ -3,8 +3,16 @@
 // TypeError for wrong argument types, an "AbortError" when `signal` aborts) that says what is
 // wrong and where; a failed call leaves the module usable.
 
-/** A model or external-data file: bytes in memory, or a Blob/File (read in chunks, never whole). */
-export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | Blob;
+/**
+ * A model or external-data file: bytes in memory, a Blob/File, or (node only) a file path.
+ * Only the .onnx file goes into the WebAssembly heap; external-data files are read range by
+ * range when a pass needs values (FileReaderSync in a Worker, fs.readSync in node). A Blob
+ * outside a Worker (a page's main thread, node) is first read into JS memory, not the heap.
+ */
+export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | string;
+
+/** What a result file is: bytes in memory, or a Blob whose parts are slices of the inputs. */
+export type Output = Uint8Array | Blob;
 
 /** Quantization finalize modes (Options.quant). '' = off. */
 export type QuantMode = '' | 'qoperator' | 'integer' | 'qdq-clean';
@@ -39,8 +47,26 @@ export interface OptimizeOptions {
    * or the model would pass protobuf's 2 GiB limit, with a 1 KiB threshold).
    */
   externalDataThreshold?: number;
-  /** Name of the output's external-data file, relative to the model. Default `model.onnx.data`. */
+  /**
+   * Name of the output's external-data file, relative to the model. Default `model.onnx.data`
+   * (optimizeFile: `<output file name>.data`).
+   */
   externalDataLocation?: string;
+  /**
+   * Largest external-data file in bytes; more weights go to `<location>.1`, `<location>.2`, ...
+   * (ONNX Runtime Web and transformers.js load at most 2 GB per file). Default: no limit.
+   */
+  externalDataFileLimit?: number;
+  /**
+   * Fail (OnnxfoldError "memory limit of N MiB reached") rather than let the WebAssembly heap
+   * grow past this many bytes. The report's `memory.peak_heap_bytes` gives what a run took.
+   */
+  memoryLimit?: number;
+  /**
+   * What result files are: 'bytes' (Uint8Array) or 'blob' (a Blob of parts; unchanged weights
+   * are slices of the input Blobs, not read). Default: 'blob' when any input is a Blob.
+   */
+  output?: 'bytes' | 'blob';
   /** Fixpoint rounds at most. Default 8. */
   maxIterations?: number;
   /** Run the IR verifier after every pass. */
@@ -137,6 +163,16 @@ export interface Report {
   input_bytes: number;
   output_bytes: number;
   external_bytes: number;
+  /** The output's external-data files (locations), in the order written. */
+  external_files: string[];
+  memory: {
+    /** The WebAssembly heap's size at the end: its peak (it never shrinks). */
+    peak_heap_bytes: number;
+    /** The most tensor storage held at once. */
+    peak_tensor_bytes: number;
+    /** Bytes read from input files and deferred folds (not the .onnx itself). */
+    source_bytes_read: number;
+  };
   passes: PassRun[];
   warnings: string[];
   not_folded: NodeNote[];
@@ -146,10 +182,10 @@ export interface Report {
 }
 
 export interface OptimizeResult {
-  /** The optimized .onnx. */
-  model: Uint8Array;
+  /** The optimized .onnx (a Blob when an input was a Blob, or with output: 'blob'). */
+  model: Output;
   /** External-data files of the output by location ({} when everything is inline). */
-  externalData: Record<string, Uint8Array>;
+  externalData: Record<string, Output>;
   report: Report;
 }
 
@@ -177,8 +213,8 @@ export interface ModuleTree {
 }
 
 export interface SplitConstantsResult {
-  prep: Uint8Array;
-  main: Uint8Array;
+  prep: Output;
+  main: Output;
   report: Record<string, unknown>;
 }
 
@@ -208,18 +244,30 @@ export function init(): Promise<void>;
 export function optimize(bytes: Bytes, options?: OptimizeOptions): Promise<OptimizeResult>;
 
 /**
- * Node only: optimizes a model file and writes the result (and its external data) to
- * `outputPath`, reading and writing straight from the wasm heap. External data of the input is
- * read from its folder unless options.externalData supplies it.
+ * Node only: optimizes a model file and writes the result to `outputPath`, with its external
+ * data as `<output file name>.data` (`.data.1`, ... with externalDataFileLimit) beside it. The
+ * input's external data is read from its folder range by range; unchanged weights are copied
+ * file to file, never through the heap. It never writes over an input file.
  */
 export function optimizeFile(inputPath: string, outputPath: string, options?: OptimizeOptions): Promise<OptimizeFileResult>;
 
 export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;
 
-export function moduleTree(bytes: Bytes): Promise<ModuleTree>;
+export function moduleTree(bytes: Bytes, options?: InspectOptions): Promise<ModuleTree>;
 
-export function splitConstants(bytes: Bytes, options?: Omit<OptimizeOptions, 'onProgress' | 'signal' | 'externalData'>): Promise<SplitConstantsResult>;
+export function splitConstants(bytes: Bytes, options?: Pick<OptimizeOptions, 'foldDequantizeWeights' | 'externalData' | 'output'>): Promise<SplitConstantsResult>;
 
 export function passes(): Promise<PassList>;
+
+/** One option of optimize as the C++ side defines it (the CLI flag is `flag`). */
+export interface OptionSpec {
+  name: string;
+  flag: string;
+  type: 'integer' | 'boolean' | 'string' | 'string[]' | 'object';
+  help: string;
+}
+
+/** The options optimize takes, from the one table the CLI and the bindings use. */
+export function optionSchema(): Promise<OptionSpec[]>;
 
 export function version(): Promise<string>;

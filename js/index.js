@@ -494,19 +494,20 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
 
 // --- options --------------------------------------------------------------------------------------
 
-const JSON_OPTIONS = ['passes', 'preserve', 'sizeBudget', 'constructorBudget', 'foldDequantizeWeights',
-  'quant', 'maxIterations', 'verify', 'externalDataThreshold', 'externalDataLocation',
-  'externalDataFileLimit', 'memoryLimit', 'extra'];
+// The optimizer's options are the C++ table's (api/options.cpp, M.optionSchema()); these are
+// the JS layer's own.
 const JS_OPTIONS = ['externalData', 'onProgress', 'signal', 'output'];
+let schemaNames;
 
-function optionsJson(options, exclude = []) {
+async function optionsJson(options) {
   if (options === undefined || options === null) return '{}';
   if (typeof options !== 'object') throw new TypeError(`onnxfold: options must be an object, not ${describe(options)}`);
+  schemaNames ??= JSON.parse((await getModule()).optionSchema()).map((o) => o.name);
   const out = {};
   for (const [key, value] of Object.entries(options)) {
-    if (value === undefined || JS_OPTIONS.includes(key) || exclude.includes(key)) continue;
-    if (!JSON_OPTIONS.includes(key)) {
-      throw new TypeError(`onnxfold: unknown option '${key}' (known: ${[...JSON_OPTIONS, ...JS_OPTIONS].join(', ')})`);
+    if (value === undefined || JS_OPTIONS.includes(key)) continue;
+    if (!schemaNames.includes(key)) {
+      throw new TypeError(`onnxfold: unknown option '${key}' (known: ${[...schemaNames, ...JS_OPTIONS].join(', ')})`);
     }
     out[key] = value;
   }
@@ -563,7 +564,7 @@ function parseReport(json) {
  */
 export async function optimize(bytes, options = {}) {
   checkCallbacks(options);
-  const json = optionsJson(options);  // validate before any reading
+  const json = await optionsJson(options);  // validate before any reading
   const mode = outputMode(bytes, options);
   let output;
   const report = await withCall('optimize', bytes, {
@@ -592,7 +593,7 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const outDir = path.dirname(outFile);
   const opts = { ...options };
   if (opts.externalDataLocation === undefined) opts.externalDataLocation = `${path.basename(outFile)}.data`;
-  const json = optionsJson(opts);
+  const json = await optionsJson(opts);
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
   const inputs = new Set([real(inFile)]);
   if (inputs.has(real(outFile))) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
@@ -646,7 +647,7 @@ export async function moduleTree(bytes, options = {}) {
 /** Splits a model into a constant-preparation model and the main model. */
 export async function splitConstants(bytes, options = {}) {
   checkCallbacks(options);
-  const json = optionsJson(options);
+  const json = await optionsJson(options);
   const mode = outputMode(bytes, options);
   let output;
   const report = await withCall('splitConstants', bytes, {
@@ -654,6 +655,12 @@ export async function splitConstants(bytes, options = {}) {
     makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
   }, (M, block, host) => M.splitConstants(block.ptr, block.len, json, host));
   return { prep: output.take('prep'), main: output.take('main'), report: JSON.parse(report) };
+}
+
+/** The options optimize takes, as the C++ side defines them: [{ name, flag, type, help }]. */
+export async function optionSchema() {
+  const M = await getModule();
+  return JSON.parse(M.optionSchema());
 }
 
 /** Registered pass names and the default pipeline. */

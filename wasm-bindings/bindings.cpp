@@ -78,56 +78,6 @@ onnxfold::Buffer adopt(uintptr_t ptr, size_t len) {
                           }));
 }
 
-onnxfold::Options optionsFromJson(const std::string& text) {
-  onnxfold::Options o;
-  const nlohmann::json j = parseOptions(text);
-  if (j.is_null()) return o;
-  static const char* const kKnown[] = {"passes",
-                                       "preserve",
-                                       "sizeBudget",
-                                       "constructorBudget",
-                                       "foldDequantizeWeights",
-                                       "quant",
-                                       "maxIterations",
-                                       "verify",
-                                       "externalDataThreshold",
-                                       "externalDataLocation",
-                                       "externalDataFileLimit",
-                                       "memoryLimit",
-                                       "extra"};
-  for (const auto& [key, value] : j.items()) {
-    bool known = false;
-    for (const char* k : kKnown)
-      known = known || key == k;
-    if (!known) throw onnxfold::Error("unknown option '" + key + "'");
-  }
-  using Strings = std::vector<std::string>;
-  if (j.contains("passes")) o.passes = optionAs<Strings>(j, "passes", "an array of pass names");
-  if (j.contains("preserve")) o.preserve = optionAs<Strings>(j, "preserve", "an array of strings");
-  if (j.contains("sizeBudget")) o.size_budget = optionAs<int64_t>(j, "sizeBudget", "an integer");
-  if (j.contains("constructorBudget"))
-    o.constructor_budget = optionAs<int64_t>(j, "constructorBudget", "an integer");
-  if (j.contains("foldDequantizeWeights"))
-    o.fold_dequantize_weights = optionAs<bool>(j, "foldDequantizeWeights", "a boolean");
-  if (j.contains("quant")) o.quant = optionAs<std::string>(j, "quant", "a string");
-  if (j.contains("maxIterations"))
-    o.max_iterations = optionAs<int>(j, "maxIterations", "an integer");
-  if (j.contains("verify")) o.verify_each = optionAs<bool>(j, "verify", "a boolean");
-  if (j.contains("externalDataThreshold"))
-    o.external_data_threshold = optionAs<int64_t>(j, "externalDataThreshold", "an integer");
-  if (j.contains("externalDataLocation"))
-    o.external_data_location = optionAs<std::string>(j, "externalDataLocation", "a string");
-  if (j.contains("externalDataFileLimit"))
-    o.external_data_file_limit =
-        optionAs<uint64_t>(j, "externalDataFileLimit", "a non-negative integer");
-  if (j.contains("memoryLimit"))
-    o.memory_limit = optionAs<uint64_t>(j, "memoryLimit", "a non-negative integer");
-  if (j.contains("extra")) {
-    o.extra = optionAs<std::map<std::string, std::string>>(j, "extra", "an object of strings");
-  }
-  return o;
-}
-
 // Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
 constexpr const char* kAbortName = "AbortError";
 
@@ -140,7 +90,8 @@ std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val ho
   {
     onnxfold::Buffer in = adopt(ptr, len);  // first, so it is freed even if the options are bad
     try {
-      onnxfold::Options options = optionsFromJson(options_json);
+      onnxfold::Options options;
+      onnxfold::applyOptionsJson(options_json, options);
       if (host["progress"].typeOf().as<std::string>() == "function") {
         options.on_progress = [&host](const onnxfold::Progress& p) {
           host.call<void>("progress", p.stage, p.pass, p.fraction);
@@ -185,6 +136,11 @@ std::string inspect(uintptr_t ptr, size_t len, val host) {
   throwJsError(message);
 }
 
+// optionSchema() -> JSON [{name, flag, type, help}]: the options optimize takes (api/options.cpp).
+std::string optionSchema() {
+  return onnxfold::optionSpecsJson();
+}
+
 std::string version() {
   return onnxfold::version();
 }
@@ -206,4 +162,5 @@ EMSCRIPTEN_BINDINGS(onnxfold) {
   emscripten::function("inspect", &inspect);
   emscripten::function("version", &version);
   emscripten::function("passes", &passes);
+  emscripten::function("optionSchema", &optionSchema);
 }

@@ -63,6 +63,21 @@ struct Options {
   std::function<bool()> cancelled;
 };
 
+// One option as every front end names it (defined once, in api/options.cpp).
+struct OptionSpec {
+  std::string name;       // npm / web: "sizeBudget"
+  std::string flag;       // CLI: "--size-budget"
+  std::string type;       // "integer", "boolean", "string", "string[]" or "object"
+  std::string type_help;  // for errors: "an integer"
+  std::string help;
+};
+const std::vector<OptionSpec>& optionSpecs();
+// Applies a JSON object of options by name ({"sizeBudget": 0, ...}); an unknown name or
+// a value of the wrong type is an Error naming the option.
+void applyOptionsJson(const std::string& json, Options& options);
+// The table as JSON: [{name, flag, type, help}, ...].
+std::string optionSpecsJson();
+
 // How the host reads and writes external-data files (files natively, buffers in JS).
 struct ExternalDataIO {
   // Whole content of the file at `location` (a checked relative path). Unset:

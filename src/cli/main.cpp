@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "api/file_io.h"
@@ -21,6 +23,54 @@ std::vector<std::string> splitList(const std::vector<std::string>& items) {
     }
   }
   return out;
+}
+
+// The flags of the option table as the JSON object applyOptionsJson takes; false (after a
+// message) when a value does not parse as its type.
+bool optionsFromFlags(const std::map<std::string, std::vector<std::string>>& given,
+                      onnxfold::Options& options) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const onnxfold::OptionSpec& spec : onnxfold::optionSpecs()) {
+    const std::vector<std::string>& values = given.at(spec.name);
+    if (values.empty()) continue;
+    if (spec.type == "boolean") {
+      j[spec.name] = true;
+    } else if (spec.type == "string[]") {
+      j[spec.name] = splitList(values);
+    } else if (spec.type == "object") {
+      nlohmann::json o = nlohmann::json::object();
+      for (const std::string& kv : values) {
+        const size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          std::cerr << "onnxfold: error: " << spec.flag << " expects KEY=VALUE, got '" << kv
+                    << "'\n";
+          return false;
+        }
+        o[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      j[spec.name] = o;
+    } else if (spec.type == "integer") {
+      const std::string& v = values.back();
+      size_t used = 0;
+      long long n = 0;
+      try {
+        n = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size() || v.empty() ||
+          (v[0] == '-' && spec.type_help.find("non-negative") != std::string::npos)) {
+        std::cerr << "onnxfold: error: " << spec.flag << " expects " << spec.type_help << ", got '"
+                  << v << "'\n";
+        return false;
+      }
+      j[spec.name] = n;
+    } else {
+      j[spec.name] = values.back();
+    }
+  }
+  onnxfold::applyOptionsJson(j.dump(), options);
+  return true;
 }
 
 // A one-line progress bar, redrawn in place; only used when stderr is a terminal.
@@ -81,41 +131,27 @@ int main(int argc, char** argv) {
   // optimize
   auto* opt = app.add_subcommand("optimize", "Optimize a model and write the result");
   std::string in_path, out_path, report_path;
-  std::vector<std::string> passes, preserve;
-  int64_t threshold = -1;
-  std::string ext_location;
   onnxfold::Options options;
   bool quiet = false, explain = false;
   opt->add_option("input", in_path, "The model to optimize (never modified)")->required();
   opt->add_option("-o,--output", out_path, "Where to write the result (atomically)")->required();
-  opt->add_option("--passes", passes,
-                  "Comma-separated pass names, run in order to a fixpoint (default: the default "
-                  "pipeline; see `onnxfold passes`)");
-  opt->add_option("--preserve", preserve, "Graph inputs (names or globs) freezing must keep");
-  opt->add_option("--size-budget", options.size_budget,
-                  "Largest growth in bytes one constant fold may add (default 1024)");
-  opt->add_option("--constructor-budget", options.constructor_budget,
-                  "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)");
-  opt->add_option("--external-data-threshold", threshold,
-                  "Write tensors of at least this many bytes to an external-data file");
-  opt->add_option("--external-data-location", ext_location,
-                  "External-data file name, beside the output (default: <output>.data)");
-  opt->add_option("--external-data-file-limit", options.external_data_file_limit,
-                  "Largest external-data file in bytes; more go to <location>.1, .2, ... "
-                  "(e.g. 2000000000 for ORT-web)");
-  opt->add_option("--memory-limit", options.memory_limit,
-                  "Fail rather than hold more than this many bytes of tensors at once");
-  opt->add_option("--max-iterations", options.max_iterations, "Cap on pipeline repetitions");
-  opt->add_flag("--verify", options.verify_each, "Run the IR verifier after every pass");
-  opt->add_option("--quant", options.quant,
-                  "Quantization finalize of a QDQ model: qoperator (QLinear* ops), integer "
-                  "(ConvInteger/MatMulInteger + float rescale) or qdq-clean (weights folded, "
-                  "QDQ layout kept)");
+  // The optimizer's options come from the one table (api/options.cpp) the npm package uses
+  // too: each flag's text is turned into JSON by its type and applied by applyOptionsJson.
+  std::map<std::string, std::vector<std::string>> given;
+  for (const onnxfold::OptionSpec& spec : onnxfold::optionSpecs()) {
+    std::vector<std::string>& values = given[spec.name];
+    if (spec.type == "boolean") {
+      opt->add_flag_callback(
+          spec.flag, [&values] { values = {"true"}; }, spec.help);
+    } else if (spec.type == "string[]" || spec.type == "object") {
+      opt->add_option(spec.flag, values,
+                      spec.help + (spec.type == "object" ? " (repeatable)" : ""));
+    } else {
+      opt->add_option(spec.flag, values, spec.help)->expected(1);
+    }
+  }
   opt->add_option("--report", report_path, "Write the JSON report to this file");
   opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
-  std::vector<std::string> extra;
-  opt->add_option("--extra", extra,
-                  "Pass settings KEY=VALUE, e.g. outline-functions.depth=1 (repeatable)");
   opt->add_flag("--explain", explain,
                 "List the nodes that were not folded, and why (also in the --report JSON)");
 
@@ -187,18 +223,7 @@ int main(int argc, char** argv) {
       std::cout << "\n";
       return 0;
     }
-    for (const std::string& kv : extra) {
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        std::cerr << "onnxfold: error: --extra expects KEY=VALUE, got '" << kv << "'\n";
-        return 2;
-      }
-      options.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    options.passes = splitList(passes);
-    options.preserve = splitList(preserve);
-    options.external_data_threshold = threshold;
-    options.external_data_location = ext_location;
+    if (!optionsFromFlags(given, options)) return 2;
     ProgressBar bar;
     if (!quiet && ::isatty(STDERR_FILENO)) {
       options.on_progress = [&bar](const onnxfold::Progress& p) { bar(p); };

@@ -11,6 +11,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -360,6 +361,44 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     }
     // main runs standalone (its inputs from prep carry the computed values as initializers).
     await assertEquivalent(sample, main);
+  });
+
+  // An LLM-shaped decoder (152 MB of weights in llm.onnx.data) picked with its data file: the
+  // Worker reads the File range by range, so the wasm heap stays far below the weights' size;
+  // the result downloads as the model and its own data file, equivalent, and byte-identical to
+  // the node package's optimizeFile.
+  test('a model with external data: heap far below its weights, downloads equivalent', async (t) => {
+    const makeLlm = join(shared, 'tools', 'make_llm.py');
+    if (!existsSync(makeLlm)) {
+      if (process.env.CI) assert.fail(`${makeLlm} missing`);
+      t.skip(`${makeLlm} missing`);
+      return;
+    }
+    const dir = join(artifacts, 'llm');
+    await mkdir(join(dir, 'out'), { recursive: true });
+    const model = join(dir, 'llm.onnx');
+    execFileSync('/usr/bin/python3', [makeLlm, '--layers', '4', '--hidden', '768', '--heads', '12',
+      '--kv-heads', '6', '--ffn', '2048', '--vocab', '8000', '--out', model], { stdio: 'ignore' });
+    const weights = (await stat(`${model}.data`)).size;
+    const page = await openPage(t);
+    assert.equal(await upload(page, [model, `${model}.data`], 'llm.onnx'), 'ready');
+    assert.match(await page.locator('#model-info').textContent(), /external data: llm\.onnx\.data/);
+    const started = Date.now();
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    t.diagnostic(`page: ${weights} B of weights optimized in ${Date.now() - started} ms`);
+    const heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
+    assert.ok(heap > 0 && heap < weights / 3, `peak heap ${heap} B for ${weights} B of weights`);
+    const out = await downloadResult(page, 'llm.opt.onnx', { dir: join(dir, 'out') });
+    await downloadResult(page, 'llm.opt.onnx.data', { selector: '#download-ext-0', dir: join(dir, 'out') });
+    await assertEquivalent(model, out);
+    if (pkg) {
+      const viaNode = join(dir, 'node', 'llm.opt.onnx');
+      await mkdir(dirname(viaNode), { recursive: true });
+      await pkg.optimizeFile(model, viaNode);
+      assert.ok((await readFile(viaNode)).equals(await readFile(out)), 'page == node: model');
+      assert.ok((await readFile(`${viaNode}.data`)).equals(await readFile(`${out}.data`)), 'page == node: data');
+    }
   });
 
   test('no uncaught page errors, no request leaves localhost', () => {

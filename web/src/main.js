@@ -382,6 +382,7 @@ function renderReport(model, result, pageMillis) {
     fact('time', fmtMs(pageMillis),
       `read ${fmtMs(t.read ?? 0)}, optimize ${fmtMs(t.optimize ?? 0)}, write ${fmtMs(t.write ?? 0)}`),
     fact('rounds', String(report.iterations ?? '–'), report.converged ? 'converged' : 'stopped at the limit'),
+    memoryFact(fact, report.memory, inBytes),
   );
 
   renderDownloads(model, result);
@@ -390,6 +391,15 @@ function renderReport(model, result, pageMillis) {
   renderWarnings(report.warnings ?? []);
   renderNotFolded(report.not_folded ?? []);
   renderTree(result.tree);
+}
+
+// The WebAssembly heap's peak against the model's size: weights in external data stay in the
+// user's files (read range by range), so it holds the graph and what passes computed.
+function memoryFact(fact, memory, inBytes) {
+  if (!memory) return null;
+  document.body.dataset.peakHeap = String(memory.peak_heap_bytes);
+  return fact('memory', `${humanBytes(memory.peak_heap_bytes)} heap`,
+    `for ${humanBytes(inBytes)} of model; ${humanBytes(memory.source_bytes_read)} of weights read`);
 }
 
 // Object URLs live until the next result of the same kind replaces them.

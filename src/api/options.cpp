@@ -1,0 +1,132 @@
+// The options every front end takes, defined once (api/onnxfold.h: optionSpecs): the CLI
+// builds its flags from this table, the wasm bindings apply the npm/web options object with
+// applyOptionsJson, js/index.js validates option names against optionSpecsJson, and a test
+// checks js/index.d.ts against it.
+#include <nlohmann/json.hpp>
+
+#include "api/onnxfold.h"
+
+namespace onnxfold {
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct Entry {
+  OptionSpec spec;
+  void (*apply)(Options&, const Json&);
+};
+
+template <class T>
+T as(const Json& v, const OptionSpec& s) {
+  try {
+    return v.get<T>();
+  } catch (const Json::exception&) {
+    throw Error("option " + s.name + ": expected " + s.type_help);
+  }
+}
+
+// The table. Types: "integer", "boolean", "string", "string[]", "object" (string values).
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> table = {
+      {{"passes", "--passes", "string[]", "an array of pass names",
+        "Pass names, run in order to a fixpoint (default: the default pipeline; see `onnxfold "
+        "passes`)"},
+       [](Options& o, const Json& v) {
+         o.passes = as<std::vector<std::string>>(v, entries()[0].spec);
+       }},
+      {{"preserve", "--preserve", "string[]", "an array of strings",
+        "Graph inputs (names or globs) that freezing keeps as inputs"},
+       [](Options& o, const Json& v) {
+         o.preserve = as<std::vector<std::string>>(v, entries()[1].spec);
+       }},
+      {{"sizeBudget", "--size-budget", "integer", "an integer",
+        "Largest growth in bytes one constant fold may add (default 1024)"},
+       [](Options& o, const Json& v) { o.size_budget = as<int64_t>(v, entries()[2].spec); }},
+      {{"constructorBudget", "--constructor-budget", "integer", "an integer",
+        "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)"},
+       [](Options& o, const Json& v) { o.constructor_budget = as<int64_t>(v, entries()[3].spec); }},
+      {{"foldDequantizeWeights", "--fold-dequantize-weights", "boolean", "a boolean",
+        "Fold DequantizeLinear of integer weights too (normally kept for quantization)"},
+       [](Options& o, const Json& v) {
+         o.fold_dequantize_weights = as<bool>(v, entries()[4].spec);
+       }},
+      {{"quant", "--quant", "string", "a string",
+        "Quantization finalize of a QDQ model: qoperator (QLinear* ops), integer "
+        "(ConvInteger/MatMulInteger + float rescale) or qdq-clean (weights folded, QDQ layout "
+        "kept)"},
+       [](Options& o, const Json& v) { o.quant = as<std::string>(v, entries()[5].spec); }},
+      {{"maxIterations", "--max-iterations", "integer", "an integer",
+        "Cap on pipeline repetitions (default 8)"},
+       [](Options& o, const Json& v) { o.max_iterations = as<int>(v, entries()[6].spec); }},
+      {{"verify", "--verify", "boolean", "a boolean", "Run the IR verifier after every pass"},
+       [](Options& o, const Json& v) { o.verify_each = as<bool>(v, entries()[7].spec); }},
+      {{"externalDataThreshold", "--external-data-threshold", "integer", "an integer",
+        "Write tensors of at least this many bytes to an external-data file (default: keep "
+        "the input's choice)"},
+       [](Options& o, const Json& v) {
+         o.external_data_threshold = as<int64_t>(v, entries()[8].spec);
+       }},
+      {{"externalDataLocation", "--external-data-location", "string", "a string",
+        "External-data file name, beside the output (default: <output file name>.data)"},
+       [](Options& o, const Json& v) {
+         o.external_data_location = as<std::string>(v, entries()[9].spec);
+       }},
+      {{"externalDataFileLimit", "--external-data-file-limit", "integer", "a non-negative integer",
+        "Largest external-data file in bytes; more weights go to <location>.1, .2, ... (e.g. "
+        "2000000000 for ONNX Runtime Web)"},
+       [](Options& o, const Json& v) {
+         o.external_data_file_limit = as<uint64_t>(v, entries()[10].spec);
+       }},
+      {{"memoryLimit", "--memory-limit", "integer", "a non-negative integer",
+        "Fail rather than hold more than this many bytes of tensors (in wasm: of heap)"},
+       [](Options& o, const Json& v) { o.memory_limit = as<uint64_t>(v, entries()[11].spec); }},
+      {{"extra", "--extra", "object", "an object of strings",
+        "Pass settings KEY=VALUE, e.g. outline-functions.depth=1"},
+       [](Options& o, const Json& v) {
+         o.extra = as<std::map<std::string, std::string>>(v, entries()[12].spec);
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& optionSpecs() {
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> v;
+    for (const Entry& e : entries())
+      v.push_back(e.spec);
+    return v;
+  }();
+  return specs;
+}
+
+void applyOptionsJson(const std::string& text, Options& options) {
+  if (text.empty()) return;
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception& e) {
+    throw Error(std::string("options are not valid JSON: ") + e.what());
+  }
+  if (j.is_null()) return;
+  if (!j.is_object()) throw Error("options must be an object");
+  for (const auto& [key, value] : j.items()) {
+    const Entry* found = nullptr;
+    for (const Entry& e : entries())
+      found = e.spec.name == key ? &e : found;
+    if (found == nullptr) throw Error("unknown option '" + key + "'");
+    found->apply(options, value);
+  }
+}
+
+std::string optionSpecsJson() {
+  Json a = Json::array();
+  for (const OptionSpec& s : optionSpecs()) {
+    a.push_back({{"name", s.name}, {"flag", s.flag}, {"type", s.type}, {"help", s.help}});
+  }
+  return a.dump();
+}
+
+}  // namespace onnxfold

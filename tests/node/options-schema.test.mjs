@@ -1,0 +1,37 @@
+// The options are defined once (src/api/options.cpp): the CLI's flags, the npm package's option
+// names and js/index.d.ts must all say the same. Skips without the builds; fails in CI.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cli, dist, haveCli, need, repoRoot, run } from './env.mjs';
+
+const TS_TYPES = { integer: /^number$/, boolean: /^boolean$/, string: /^(string|QuantMode)$/, 'string[]': /^string\[\]$/, object: /^Record<string, /, };
+
+test('every option of the schema is in index.d.ts with its type, and nothing else is', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`)) return;
+  const { optionSchema } = await import('onnxfold');
+  const schema = await optionSchema();
+  assert.ok(schema.length >= 10);
+  const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
+  const body = dts.slice(dts.indexOf('export interface OptimizeOptions {'), dts.indexOf('export interface InspectOptions'));
+  const declared = new Map([...body.matchAll(/^  (\w+)\?: ([^;]+);/gm)].map((m) => [m[1], m[2].trim()]));
+  for (const o of schema) {
+    assert.ok(declared.has(o.name), `index.d.ts OptimizeOptions lacks '${o.name}'`);
+    assert.match(declared.get(o.name), TS_TYPES[o.type], `${o.name}: ${o.type}`);
+  }
+  const jsOnly = ['externalData', 'onProgress', 'signal', 'output'];
+  for (const name of declared.keys()) {
+    assert.ok(schema.some((o) => o.name === name) || jsOnly.includes(name), `index.d.ts declares '${name}', which is no option`);
+  }
+});
+
+test('every option of the schema is a CLI flag of optimize', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, `${cli} not built`)) return;
+  const { optionSchema } = await import('onnxfold');
+  const { stdout } = await run(cli, ['optimize', '--help']);
+  for (const o of await optionSchema()) assert.ok(stdout.includes(o.flag), `onnxfold optimize --help lacks ${o.flag}`);
+  // A bad value is refused with the flag's name and exit status 2.
+  await assert.rejects(run(cli, ['optimize', 'x.onnx', '-o', 'y.onnx', '--size-budget', 'big']),
+    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr));
+});
