@@ -160,7 +160,10 @@ export interface Report {
   read_ms: number;
   optimize_ms: number;
   write_ms: number;
+  /** The .onnx file's size. */
   input_bytes: number;
+  /** The sizes of the external-data files it refers to. */
+  input_external_bytes: number;
   output_bytes: number;
   external_bytes: number;
   /** The output's external-data files (locations), in the order written. */

@@ -253,31 +253,6 @@ function openFileSource(file, what) {
   };
 }
 
-// Copies a whole source into a fresh heap block: { ptr, len }, owned by the caller until handed
-// to the bindings (which free it).
-function heapFits(size, what) {
-  if (size >= 2 ** 32) {
-    throw new OnnxfoldError(`${what}: the .onnx file is ${gib(size)}, more than the 4 GB WebAssembly heap ` +
-      'holds; keep its weights in external-data files (they are read range by range, never whole)');
-  }
-}
-
-function sourceToHeap(M, source, what) {
-  heapFits(source.size, what);
-  const ptr = allocOrThrow(M, source.size, what);
-  try {
-    // In chunks: HEAPU8 is re-read each time (a grown heap replaces it).
-    for (let off = 0; off < source.size; off += 1 << 26) {
-      const n = Math.min(source.size - off, 1 << 26);
-      source.read(off, n, M.HEAPU8, ptr + off);
-    }
-  } catch (e) {
-    M.release(ptr);
-    throw e;
-  }
-  return { ptr, len: source.size };
-}
-
 function allocOrThrow(M, len, what) {
   try {
     return M.alloc(len);
@@ -391,8 +366,8 @@ function fileOutput(M, sources, fs, path, targets) {
 
 // --- one call: the host object of wasm-bindings/host.h --------------------------------------------
 
-// Runs fn(M, block, host, output) with the model in the heap (block) and every other file as a
-// source, then closes the sources. `resolve(location)` returns a source for an external-data
+// Runs fn(M, modelSize, host, output) with the model as source 0 and every other file as a
+// source after it (wasm reads what it needs through host.read), then closes the sources. `resolve(location)` returns a source for an external-data
 // location the model names (or undefined); makeOutput(M, sources) makes the plan's receiver;
 // `options` gives externalData, onProgress and signal.
 async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
@@ -404,7 +379,6 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
   const keep = (e) => { hostError ??= e; return false; };
   const pending = [];  // external data given up front, opened before the synchronous call
   try {
-    if (isBlob(modelData)) heapFits(modelData.size, `${what}: model`);
     const model = await openSource(modelData, `${what}: model`);
     sources.push(model);
     const given = options && options.externalData;
@@ -476,9 +450,8 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
       // from elsewhere is seen only if it happens in onProgress or before the call.
       cancelled: (onProgress || signal) && (() => hostError !== undefined || !!(signal && signal.aborted)),
     };
-    const block = sourceToHeap(M, model, `${what}: model`);
     try {
-      return fn(M, block, host, output);
+      return fn(M, model.size, host, output);
     } catch (e) {
       if (hostError !== undefined) throw hostError;
       if (signal && signal.aborted) throw abortError(signal);
@@ -570,7 +543,7 @@ export async function optimize(bytes, options = {}) {
   const report = await withCall('optimize', bytes, {
     options,
     makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
-  }, (M, block, host) => M.optimize(block.ptr, block.len, json, host));
+  }, (M, size, host) => M.optimize(size, json, host));
   const externalData = {};
   for (const location of output.locations()) if (location !== '') externalData[location] = output.take(location);
   return { model: output.take(''), externalData, report: parseReport(report) };
@@ -624,8 +597,8 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
     resolve,
     options: opts,
     makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, targets)),
-  }, (M, block, host) => {
-    const r = M.optimize(block.ptr, block.len, json, host);
+  }, (M, size, host) => {
+    const r = M.optimize(size, json, host);
     output.commit();
     return r;
   });
@@ -634,13 +607,13 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
 
 /** Summary of a model (the CLI's `info`): ir_version, opsets, nodes, op_histogram, inputs, ... */
 export async function inspect(bytes, options = {}) {
-  const json = await withCall('inspect', bytes, { options }, (M, block, host) => M.inspect(block.ptr, block.len, host));
+  const json = await withCall('inspect', bytes, { options }, (M, size, host) => M.inspect(size, host));
   return JSON.parse(json);
 }
 
 /** The model's module hierarchy, recovered from node names (see index.d.ts ModuleTree). */
 export async function moduleTree(bytes, options = {}) {
-  const json = await withCall('moduleTree', bytes, { options }, (M, block, host) => M.moduleTree(block.ptr, block.len, host));
+  const json = await withCall('moduleTree', bytes, { options }, (M, size, host) => M.moduleTree(size, host));
   return JSON.parse(json);
 }
 
@@ -653,7 +626,7 @@ export async function splitConstants(bytes, options = {}) {
   const report = await withCall('splitConstants', bytes, {
     options,
     makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
-  }, (M, block, host) => M.splitConstants(block.ptr, block.len, json, host));
+  }, (M, size, host) => M.splitConstants(size, json, host));
   return { prep: output.take('prep'), main: output.take('main'), report: JSON.parse(report) };
 }
 

@@ -28,6 +28,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "onnx/reader.h"
+#include "onnx/skeleton.h"
 #include "onnx/writer.h"
 #include "test_util.h"
 
@@ -98,14 +99,58 @@ struct Tally {
 };
 
 // Reads one input and checks the outcome.
+// The bytes as a file-like Source (not a MemorySource, whose ranges would be plain views).
+class BytesSource : public Source {
+ public:
+  explicit BytesSource(Buffer b) : b_(std::move(b)) {}
+  uint64_t size() const override { return b_.size(); }
+  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
+    if (offset > b_.size() || n > b_.size() - offset) throw ResourceError("read past the end");
+    b_.copyTo(offset, n, dst);
+  }
+  std::string describe() const override { return "test bytes"; }
+
+ private:
+  Buffer b_;
+};
+
+// The same bytes read through a skeleton (weights left in the "file"): the result must be
+// the direct read's, byte for byte once written, or both must reject.
+std::string throughSkeleton(const Buffer& in, bool* rejected) {
+  *rejected = false;
+  try {
+    const Skeleton sk = readSkeleton(std::make_shared<BytesSource>(in), 64);
+    ReadOptions ro;
+    ro.skeleton = &sk;
+    std::unique_ptr<Model> m = readModel(sk.bytes, ro);
+    return writeModelToString(*m);
+  } catch (const Error&) {
+    *rejected = true;
+    return "";
+  }
+}
+
 void feed(const Buffer& in, const std::string& label, Tally& tally) {
   ++tally.tried;
   std::unique_ptr<Model> m;
+  const bool small = in.size() <= kFullCheckBytes;
+  bool skeleton_rejected = false;
+  std::string via_skeleton;
+  if (small) {
+    try {
+      via_skeleton = throughSkeleton(in, &skeleton_rejected);
+    } catch (const std::exception& e) {
+      tally.fail(label, std::string("skeleton read threw ") + typeid(e).name() + ": " + e.what());
+      return;
+    }
+  }
   try {
     m = readModel(in);
   } catch (const Error& e) {
     ++tally.rejected;
     if (std::string(e.what()).empty()) tally.fail(label, "rejected with an empty message");
+    if (small && !skeleton_rejected)
+      tally.fail(label, "the skeleton read accepts what readModel rejects");
     return;
   } catch (const std::exception& e) {
     tally.fail(label, std::string("read threw ") + typeid(e).name() + ": " + e.what());
@@ -125,6 +170,11 @@ void feed(const Buffer& in, const std::string& label, Tally& tally) {
       return;
     }
     std::string w1 = writeModelToString(*m);
+    if (skeleton_rejected) {
+      tally.fail(label, "the skeleton read rejects what readModel accepts");
+    } else if (via_skeleton != w1) {
+      tally.fail(label, "read through a skeleton, the model writes different bytes");
+    }
     std::unique_ptr<Model> m2 = readModel(test::bufferOf(w1));
     if (VerifyResult r = verify(*m2); !r.ok) {
       tally.fail(label, "written model fails verify() after re-reading: " + r.message);

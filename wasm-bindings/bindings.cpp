@@ -70,26 +70,18 @@ void release(uintptr_t ptr) {
   std::free(reinterpret_cast<void*>(ptr));
 }
 
-// Takes ownership of heap bytes allocated by alloc().
-onnxfold::Buffer adopt(uintptr_t ptr, size_t len) {
-  auto* p = reinterpret_cast<uint8_t*>(ptr);
-  return onnxfold::Buffer(p, len, std::shared_ptr<const void>(p, [](const void* q) {
-                            std::free(const_cast<void*>(q));
-                          }));
-}
-
 // Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
 constexpr const char* kAbortName = "AbortError";
 
-// optimize(ptr, len, optionsJson, host) -> report JSON string. Takes ownership of the model
-// block; the model (location "") and its external-data files go out through host.output.
-std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val host) {
+// optimize(modelSize, optionsJson, host) -> report JSON string; the model (location "") and
+// its external-data files go out through host.output.
+std::string optimize(double model_size, std::string options_json, val host) {
   std::string message;
   const char* name = nullptr;
   bool was_cancelled = false;
   {
-    onnxfold::Buffer in = adopt(ptr, len);  // first, so it is freed even if the options are bad
     try {
+      const onnxfold::ModelInput in = hostModel(host, model_size);
       onnxfold::Options options;
       onnxfold::applyOptionsJson(options_json, options);
       if (host["progress"].typeOf().as<std::string>() == "function") {
@@ -120,13 +112,12 @@ std::string optimize(uintptr_t ptr, size_t len, std::string options_json, val ho
   throwJsError(message, name);  // outside the catch block, so the C++ exception is finished
 }
 
-// inspect(ptr, len, host) -> summary JSON string. Takes ownership like optimize.
-std::string inspect(uintptr_t ptr, size_t len, val host) {
+// inspect(modelSize, host) -> summary JSON string.
+std::string inspect(double model_size, val host) {
   std::string message;
   {
-    onnxfold::Buffer in = adopt(ptr, len);
     try {
-      return onnxfold::inspect(in, hostIO(host)).toJson(-1);
+      return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toJson(-1);
     } catch (const std::bad_alloc&) {
       message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
     } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 // The one boundary between the JS layer (js/index.js) and the wasm module.
 //
-// Every export takes the model as heap bytes (ptr, len, adopted) and a `host`
-// object through which everything else goes:
+// Every export takes the model's size and a `host` object through which
+// everything goes (the model is source 0, read through it like the rest):
 //   host.external(location) -> { id, size } | undefined   an input file by location
 //   host.read(id, offset, n, ptr) -> bool                  copy a range of it into the heap
 //   host.output(location, kind, a, b, c) -> bool           the output plan, as written:
@@ -27,8 +27,8 @@ namespace onnxfold_wasm {
 // A file the host can read from synchronously (fs.readSync, FileReaderSync, a Uint8Array).
 class HostSource : public onnxfold::Source {
  public:
-  HostSource(emscripten::val host, int id, uint64_t size, std::string location)
-      : host_(std::move(host)), id_(id), size_(size), location_(std::move(location)) {}
+  HostSource(emscripten::val host, int id, uint64_t size, std::string label)
+      : host_(std::move(host)), id_(id), size_(size), label_(std::move(label)) {}
   uint64_t size() const override { return size_; }
   void read(uint64_t offset, size_t n, uint8_t* dst) const override {
     const bool ok = host_.call<bool>("read", id_, static_cast<double>(offset),
@@ -36,14 +36,20 @@ class HostSource : public onnxfold::Source {
     if (!ok) throw onnxfold::ResourceError("cannot read " + describe());
   }
   int hostId() const override { return id_; }
-  std::string describe() const override { return "external data '" + location_ + "'"; }
+  std::string describe() const override { return label_; }
 
  private:
   emscripten::val host_;
   int id_;
   uint64_t size_;
-  std::string location_;
+  std::string label_;
 };
+
+// The model file: host source 0 (its inline weights stay in it, see onnx/skeleton.h).
+inline onnxfold::ModelInput hostModel(const emscripten::val& host, double size) {
+  return onnxfold::ModelInput(std::shared_ptr<const onnxfold::Source>(
+      std::make_shared<HostSource>(host, 0, static_cast<uint64_t>(size), "the model")));
+}
 
 // Sends a written file to host.output: small encoded pieces staged in 256 KiB batches,
 // heap bytes from where they are, and source ranges as kind-2 plan entries.
@@ -115,8 +121,8 @@ inline onnxfold::ExternalDataIO hostIO(const emscripten::val& host) {
                             "', which was not supplied");
     }
     const auto size = static_cast<uint64_t>(f["size"].as<double>());
-    std::shared_ptr<const onnxfold::Source> source =
-        std::make_shared<HostSource>(host, f["id"].as<int>(), size, location);
+    std::shared_ptr<const onnxfold::Source> source = std::make_shared<HostSource>(
+        host, f["id"].as<int>(), size, "external data '" + location + "'");
     opened->emplace(location, source);
     return source;
   };

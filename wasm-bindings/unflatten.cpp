@@ -1,8 +1,8 @@
 // Embind surface for the unflatten features, on the same boundary as optimize
 // (host.h): the model as an adopted heap block, external data and outputs
 // through the host object.
-//   moduleTree(ptr, len, host) -> JSON string of the module tree
-//   splitConstants(ptr, len, optionsJson, host) -> SplitReport JSON; outputs "prep", "main" Every
+//   moduleTree(modelSize, host) -> JSON string of the module tree
+//   splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; outputs "prep", "main" Every
 //   export catches
 // C++ exceptions and throws a JS Error outside the catch block, so the module
 // stays usable after a failed call.
@@ -22,13 +22,6 @@ using namespace onnxfold_wasm;
 
 namespace {
 
-onnxfold::Buffer adoptBlock(uintptr_t ptr, size_t len) {
-  auto* p = reinterpret_cast<uint8_t*>(ptr);
-  return onnxfold::Buffer(p, len, std::shared_ptr<const void>(p, [](const void* q) {
-                            std::free(const_cast<void*>(q));
-                          }));
-}
-
 onnxfold::Options splitOptions(const std::string& text) {
   onnxfold::Options o;
   const nlohmann::json j = parseOptions(text);
@@ -46,13 +39,12 @@ onnxfold::Options splitOptions(const std::string& text) {
   return o;
 }
 
-// moduleTree(ptr, len, host) -> JSON string. Takes ownership of the block.
-std::string moduleTree(uintptr_t ptr, size_t len, val host) {
+// moduleTree(modelSize, host) -> JSON string.
+std::string moduleTree(double model_size, val host) {
   std::string message;
   {
-    const onnxfold::Buffer in = adoptBlock(ptr, len);
     try {
-      return onnxfold::moduleTreeJson(in, hostIO(host));
+      return onnxfold::moduleTreeJson(hostModel(host, model_size), hostIO(host));
     } catch (const std::bad_alloc&) {
       message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
     } catch (const std::exception& e) {
@@ -62,13 +54,13 @@ std::string moduleTree(uintptr_t ptr, size_t len, val host) {
   throwJsError(message);
 }
 
-// splitConstants(ptr, len, optionsJson, host) -> SplitReport JSON; the two models go out
-// through host.output as locations "prep" and "main". Takes ownership of the block.
-std::string splitConstants(uintptr_t ptr, size_t len, std::string options_json, val host) {
+// splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; the two models go out
+// through host.output as locations "prep" and "main".
+std::string splitConstants(double model_size, std::string options_json, val host) {
   std::string message;
   {
-    const onnxfold::Buffer in = adoptBlock(ptr, len);
     try {
+      const onnxfold::ModelInput in = hostModel(host, model_size);
       const onnxfold::Options options = splitOptions(options_json);
       HostSink prep(host, "prep"), main(host, "main");
       const onnxfold::SplitReport report =

@@ -259,11 +259,12 @@ Report optimizeFile(const std::string& in, const std::string& out, Options optio
   }
   if (options.external_data_location.empty())
     options.external_data_location = baseName(out) + ".data";
-  Buffer bytes = readFileBuffer(in);
+  // The model file is a source too: its inline weights stay in it until needed.
+  const ModelInput input(std::shared_ptr<const Source>(std::make_shared<FileSource>(in)));
   std::vector<std::unique_ptr<AtomicFile>> created;
   ExternalDataIO io = fileExternalIO(in, out, &created);
   AtomicFile model_file(out);
-  Report r = optimize(bytes, model_file, options, io);
+  Report r = optimize(input, model_file, options, io);
   for (auto& f : created)
     f->commit();  // data first, so the model never points at missing data
   model_file.commit();
@@ -281,17 +282,18 @@ SplitReport splitConstantsFile(const std::string& in, const std::string& prep,
   if (prep == main || sameFile(prep, main)) {
     throw Error("--prep and --main name the same file '" + prep + "'");
   }
-  Buffer bytes = readFileBuffer(in);
+  const ModelInput input(std::shared_ptr<const Source>(std::make_shared<FileSource>(in)));
   AtomicFile prep_file(prep), main_file(main);
   SplitReport r =
-      splitConstants(bytes, prep_file, main_file, options, fileExternalIO(in, in, nullptr));
+      splitConstants(input, prep_file, main_file, options, fileExternalIO(in, in, nullptr));
   prep_file.commit();
   main_file.commit();
   return r;
 }
 
 ModelSummary inspectFile(const std::string& path) {
-  return inspect(readFileBuffer(path), fileExternalIO(path, path, nullptr));
+  return inspect(ModelInput(std::make_shared<FileSource>(path)),
+                 fileExternalIO(path, path, nullptr));
 }
 
 std::string modelTextFile(const std::string& path) {

@@ -63,6 +63,16 @@ struct Options {
   std::function<bool()> cancelled;
 };
 
+// A model to read: its bytes in memory, or a Source (a file the host reads on
+// demand; its large raw_data weights then stay in it, see onnx/skeleton.h).
+struct ModelInput {
+  ModelInput(Buffer b) : bytes(std::move(b)) {}  // NOLINT: implicit, as before
+  ModelInput(std::shared_ptr<const Source> s) : source(std::move(s)) {}  // NOLINT
+  Buffer bytes;
+  std::shared_ptr<const Source> source;
+  uint64_t size() const { return source ? source->size() : bytes.size(); }
+};
+
 // One option as every front end names it (defined once, in api/options.cpp).
 struct OptionSpec {
   std::string name;       // npm / web: "sizeBudget"
@@ -137,7 +147,8 @@ struct Report {
   int iterations = 0;
   bool converged = true;
   double read_ms = 0, optimize_ms = 0, write_ms = 0;
-  uint64_t input_bytes = 0;
+  uint64_t input_bytes = 0;           // the .onnx file
+  uint64_t input_external_bytes = 0;  // the external-data files it refers to
   uint64_t output_bytes = 0;
   uint64_t external_bytes = 0;              // written to external data
   std::vector<std::string> external_files;  // their locations, in order
@@ -157,13 +168,13 @@ struct Report {
 };
 
 // Summary of a model (the CLI's `info`).
-ModelSummary inspect(const Buffer& model, const ExternalDataIO& io = {});
+ModelSummary inspect(const ModelInput& model, const ExternalDataIO& io = {});
 
 // The whole model as readable text, one node per line (the CLI's `info --graph`).
-std::string modelText(const Buffer& model, const ExternalDataIO& io = {});
+std::string modelText(const ModelInput& model, const ExternalDataIO& io = {});
 
 // Reads `model`, runs the pipeline, writes the result to `out`.
-Report optimize(const Buffer& model, Sink& out, const Options& options = {},
+Report optimize(const ModelInput& model, Sink& out, const Options& options = {},
                 const ExternalDataIO& io = {});
 
 // Registered pass names and the default pipeline.
@@ -175,8 +186,10 @@ std::vector<std::string> defaultPasses();
 // The module tree recovered from node names / torch metadata, as JSON (path,
 // name, class, nodes, own_nodes, param_bytes, ops, calls, children) or as an
 // indented listing down to `max_depth` (< 0: all).
-std::string moduleTreeJson(const Buffer& model, const ExternalDataIO& io = {}, int max_depth = -1);
-std::string moduleTreeText(const Buffer& model, int max_depth = -1, const ExternalDataIO& io = {});
+std::string moduleTreeJson(const ModelInput& model, const ExternalDataIO& io = {},
+                           int max_depth = -1);
+std::string moduleTreeText(const ModelInput& model, int max_depth = -1,
+                           const ExternalDataIO& io = {});
 
 struct SplitReport {
   size_t original_nodes = 0;
@@ -194,7 +207,7 @@ struct SplitReport {
 // needs; `main` takes those values as inputs backed by initializers. Running prep
 // then main (prep's outputs fed by name) computes what the model does.
 // Options used: fold_dequantize_weights.
-SplitReport splitConstants(const Buffer& model, Sink& prep, Sink& main, const Options& options = {},
-                           const ExternalDataIO& io = {});
+SplitReport splitConstants(const ModelInput& model, Sink& prep, Sink& main,
+                           const Options& options = {}, const ExternalDataIO& io = {});
 
 }  // namespace onnxfold

@@ -1,6 +1,8 @@
 // The facade: read -> pass pipeline -> write, with progress and a report.
+#include <algorithm>
 #include <chrono>
 
+#include "api/input.h"
 #include "api/onnxfold.h"
 #include "api/summary.h"
 #include "ir/printer.h"
@@ -36,17 +38,17 @@ bool hasExternalTensors(const Model& m) {
 
 }  // namespace
 
-ModelSummary inspect(const Buffer& bytes, const ExternalDataIO& io) {
+ModelSummary inspect(const ModelInput& bytes, const ExternalDataIO& io) {
   ReadOptions ro;
   ro.open_external = io.open;
-  std::unique_ptr<Model> m = readModel(bytes, ro);
+  std::unique_ptr<Model> m = readInput(bytes, ro);
   return summarize(*m);
 }
 
-std::string modelText(const Buffer& bytes, const ExternalDataIO& io) {
+std::string modelText(const ModelInput& bytes, const ExternalDataIO& io) {
   ReadOptions ro;
   ro.open_external = io.open;
-  return toString(*readModel(bytes, ro));
+  return toString(*readInput(bytes, ro));
 }
 
 std::vector<std::string> availablePasses() {
@@ -56,7 +58,8 @@ std::vector<std::string> defaultPasses() {
   return defaultPipeline();
 }
 
-Report optimize(const Buffer& bytes, Sink& out, const Options& options, const ExternalDataIO& io) {
+Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
+                const ExternalDataIO& io) {
   Report report;
   report.input_bytes = bytes.size();
   auto progress = [&](const char* stage, const std::string& pass, double f) {
@@ -86,8 +89,19 @@ Report optimize(const Buffer& bytes, Sink& out, const Options& options, const Ex
   } clear_limit;
   auto t0 = std::chrono::steady_clock::now();
   ReadOptions ro;
-  ro.open_external = io.open;
-  std::unique_ptr<Model> model = readModel(bytes, ro);
+  if (io.open) {
+    // Each external-data file once, for the report's input size.
+    ro.open_external = [&io, &report,
+                        seen = std::vector<const Source*>()](const std::string& location) mutable {
+      std::shared_ptr<const Source> src = io.open(location);
+      if (std::find(seen.begin(), seen.end(), src.get()) == seen.end()) {
+        seen.push_back(src.get());
+        report.input_external_bytes += src->size();
+      }
+      return src;
+    };
+  }
+  std::unique_ptr<Model> model = readInput(bytes, ro);
   report.read_ms = msSince(t0);
   report.before = summarize(*model);
   {

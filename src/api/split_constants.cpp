@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "api/input.h"
 #include "api/onnxfold.h"
 #include "kernels/op_registry.h"
 #include "onnx/reader.h"
@@ -83,11 +84,11 @@ std::string SplitReport::toJson(int indent) const {
   return j.dump(indent);
 }
 
-SplitReport splitConstants(const Buffer& bytes, Sink& prep_out, Sink& main_out,
+SplitReport splitConstants(const ModelInput& bytes, Sink& prep_out, Sink& main_out,
                            const Options& options, const ExternalDataIO& io) {
   ReadOptions ro;
   ro.open_external = io.open;
-  std::unique_ptr<Model> model = readModel(bytes, ro);
+  std::unique_ptr<Model> model = readInput(bytes, ro);
   Graph& g = *model->graph;
   SplitReport report;
   report.original_nodes = g.numNodes();

@@ -122,6 +122,7 @@ std::string Report::toJson(int indent) const {
   j["converged"] = converged;
   j["timing_ms"] = {{"read", read_ms}, {"optimize", optimize_ms}, {"write", write_ms}};
   j["input_bytes"] = input_bytes;
+  j["input_external_bytes"] = input_external_bytes;
   j["output_bytes"] = output_bytes;
   j["external_bytes"] = external_bytes;
   j["external_files"] = external_files;

@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
     if (!quiet) {
       std::printf("%s: %zu -> %zu nodes, %zu -> %zu initializers, %s -> %s, %.0f ms\n",
                   out_path.c_str(), r.before.nodes, r.after.nodes, r.before.initializers,
-                  r.after.initializers, mib(r.input_bytes).c_str(),
+                  r.after.initializers, mib(r.input_bytes + r.input_external_bytes).c_str(),
                   mib(r.output_bytes + r.external_bytes).c_str(),
                   r.read_ms + r.optimize_ms + r.write_ms);
     }

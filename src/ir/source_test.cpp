@@ -14,6 +14,7 @@
 #include "ir/sink.h"
 #include "ir/tensor.h"
 #include "onnx/reader.h"
+#include "onnx/skeleton.h"
 #include "onnx/writer.h"
 #include "test_util.h"
 
@@ -284,6 +285,44 @@ TEST(SourceRange, AMemoryLimitFailsAllocationsWithAResourceError) {
   Buffer::setMemoryLimit(0);
   EXPECT_NO_THROW(Buffer::allocateUninitialized(2 << 20, &p));
   EXPECT_GE(Buffer::memoryStats().peak, Buffer::memoryStats().live);
+}
+
+}  // namespace
+}  // namespace onnxfold
+
+namespace onnxfold {
+namespace {
+
+TEST(Skeleton, TheGraphIsReadAndTheWeightsStayInTheFile) {
+  test::ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {65536});
+  std::vector<float> big(65536), small(4, 2.0f);
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<float>(i % 1000);
+  Value* w = b.initializer("w", {65536}, big);
+  Value* s = b.initializer("s", {4}, small);
+  std::vector<float> cbig(20000, 3.0f);
+  Tensor ct(DataType::kFloat, {20000}, Buffer::copyOf(cbig.data(), cbig.size() * sizeof(float)));
+  std::vector<Attribute> attrs;
+  attrs.push_back(Attribute::makeTensor("value", std::move(ct)));
+  Value* c = b.op("Constant", {}, std::move(attrs));
+  Value* y = b.op("Add", {b.op("Mul", {x, w}), b.op("ReduceSum", {c})});
+  b.output(b.op("Add", {y, b.op("ReduceSum", {s})}));
+  const std::string file = writeModelToString(*b.build());
+
+  auto src = std::make_shared<CountingSource>(file);
+  const Skeleton sk = readSkeleton(src);
+  EXPECT_EQ(sk.elided.size(), 2u) << "the initializer and the Constant's tensor";
+  EXPECT_LT(sk.bytes.size(), 4096u);
+  EXPECT_LT(src->bytes_read, 3 * 16384u) << "a few 16 KiB buffers of graph, not the weights";
+  ReadOptions ro;
+  ro.skeleton = &sk;
+  std::unique_ptr<Model> m = readModel(sk.bytes, ro);
+  const Tensor& wt = *m->graph->lookup("w")->initializer();
+  EXPECT_TRUE(wt.buffer().isSourceRange());
+  EXPECT_FALSE(wt.buffer().isResident());
+  EXPECT_EQ(writeModelToString(*m), file) << "written back byte for byte (ranges read through)";
+  EXPECT_EQ(wt.at<float>(65535), 535.0f);
 }
 
 }  // namespace

@@ -307,6 +307,15 @@ class Reader {
 
   // ------------------------------------------------------------ tensors
 
+  // The payload a skeleton left in the model file where `raw` (empty) stands, or null.
+  const std::pair<uint64_t, uint64_t>* elidedAt(std::string_view raw) const {
+    if (options_.skeleton == nullptr) return nullptr;
+    const auto at =
+        static_cast<size_t>(reinterpret_cast<const uint8_t*>(raw.data()) - bytes_.data());
+    const auto it = options_.skeleton->elided.find(at);
+    return it == options_.skeleton->elided.end() ? nullptr : &it->second;
+  }
+
   Buffer viewOf(std::string_view s) const {
     return Buffer(reinterpret_cast<const uint8_t*>(s.data()), s.size(), bytes_.owner());
   }
@@ -429,6 +438,14 @@ class Reader {
       const size_t need = rawByteSize(dtype, n);
       if (location == 1) {
         t = readExternal(where, dtype, dims, need, external);
+      } else if (raw && raw->empty() && need != 0 && elidedAt(*raw) != nullptr) {
+        const auto& [offset, length] = *elidedAt(*raw);
+        if (length != need) {
+          throw ParseError(where, "raw_data has " + std::to_string(length) + " bytes, " +
+                                      std::string(dataTypeName(dtype)) + " dims need " +
+                                      std::to_string(need));
+        }
+        t = Tensor(dtype, dims, rangeOf(options_.skeleton->source, offset, need));
       } else if (raw) {
         if (raw->size() != need) {
           throw ParseError(where, "raw_data has " + std::to_string(raw->size()) + " bytes, " +

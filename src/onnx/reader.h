@@ -13,6 +13,7 @@
 
 #include "ir/buffer.h"
 #include "ir/graph.h"
+#include "onnx/skeleton.h"
 
 namespace onnxfold {
 
@@ -22,6 +23,9 @@ struct ReadOptions {
   // when needed. Unset: external tensors stay unloaded and are written back as
   // references.
   std::function<std::shared_ptr<const Source>(const std::string& location)> open_external;
+  // When the bytes are a skeleton (onnx/skeleton.h): the raw_data payloads it left in the
+  // model file, which become ranges of that file.
+  const Skeleton* skeleton = nullptr;
 };
 
 std::unique_ptr<Model> readModel(const Buffer& bytes, const ReadOptions& options = {});

@@ -2,7 +2,8 @@
 //
 // Any input is either rejected with an onnxfold::Error, or read into a model
 // that verifies, writes, reads back, and writes again to the same bytes with
-// the same printout. Anything else aborts (a finding).
+// the same printout; read through a skeleton (its weights left in the input as
+// ranges) it is rejected alike or writes the same bytes. Anything else aborts.
 //
 //   cmake --preset fuzz && cmake --build --preset fuzz
 //   build/fuzz/onnxfold_reader_fuzz -max_total_time=120 -rss_limit_mb=4096 corpus/
@@ -17,6 +18,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "onnx/reader.h"
+#include "onnx/skeleton.h"
 #include "onnx/writer.h"
 
 namespace {
@@ -34,15 +36,48 @@ onnxfold::Buffer exactCopy(const uint8_t* data, size_t size) {
   return onnxfold::Buffer(owner.get(), size, owner);
 }
 
+// The bytes as a file the reader streams (onnx/skeleton.h), not a view.
+class BytesSource : public onnxfold::Source {
+ public:
+  explicit BytesSource(onnxfold::Buffer b) : b_(std::move(b)) {}
+  uint64_t size() const override { return b_.size(); }
+  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
+    if (offset > b_.size() || n > b_.size() - offset) finding("read past the source", "");
+    b_.copyTo(offset, n, dst);
+  }
+  std::string describe() const override { return "fuzz input"; }
+
+ private:
+  onnxfold::Buffer b_;
+};
+
+// The model read through a skeleton (weights of 32 bytes or more left in the source) and
+// written: must equal the direct read's write, or be rejected when it is.
+bool throughSkeleton(const onnxfold::Buffer& in, std::string* written) {
+  using namespace onnxfold;
+  try {
+    const Skeleton sk = readSkeleton(std::make_shared<BytesSource>(in), 32);
+    ReadOptions ro;
+    ro.skeleton = &sk;
+    *written = writeModelToString(*readModel(sk.bytes, ro));
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace onnxfold;
   std::unique_ptr<Model> m1;
+  std::string via_skeleton;
+  const bool skeleton_ok = throughSkeleton(exactCopy(data, size), &via_skeleton);
   try {
     m1 = readModel(exactCopy(data, size));
   } catch (const Error& e) {
     if (e.what()[0] == '\0') finding("rejected with an empty message", "");
+    if (skeleton_ok) finding("read through a skeleton, but readModel rejects it", e.what());
     return 0;
   }
   if (VerifyResult r = verify(*m1); !r.ok) finding("read, but verify() fails", r.message);
@@ -65,6 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error& e) {
     finding("the re-read model cannot be written", e.what());
   }
+  if (!skeleton_ok) finding("readModel reads it, but not through a skeleton", "");
+  if (via_skeleton != w1) finding("read through a skeleton, the model writes other bytes", "");
   if (w1 != w2)
     finding("a second write differs from the first",
             std::to_string(w1.size()) + " vs " + std::to_string(w2.size()) + " bytes");

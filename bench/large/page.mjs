@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// The web page at LLM size: Chromium (playwright-core, Debian's /usr/bin/chromium) opens the
+// bundled page (build/web, scripts/build-web), picks a model and its data files, clicks
+// Optimize and waits until the result can be downloaded. Prints the time from the click to the
+// download links (median of --runs), the peak wasm heap the page reports, and the page's
+// weights-to-heap ratio. A reported benchmark; it fails nothing.
+//
+//   node bench/large/page.mjs /work/llm/llama1b.onnx [--runs 3]
+import { readdirSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serveStatic } from '../../web/serve.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const model = resolve(args[0]);
+const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 3;
+const files = readdirSync(dirname(model)).filter((f) => f.startsWith(basename(model))).map((f) => join(dirname(model), f)).sort();
+
+const server = await serveStatic({ root: resolve(here, '..', '..', 'build', 'web') });
+const browser = await chromium.launch({ executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const times = [];
+let heap;
+for (let r = 0; r < runs; r++) {
+  const page = await browser.newPage();
+  await page.goto(server.url);
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
+  await page.setInputFiles('#file', files);
+  await page.waitForFunction(() => document.body.dataset.model && ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
+  const t0 = Date.now();
+  await page.click('#run');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 600_000 });
+  const state = await page.evaluate(() => document.body.dataset.state);
+  if (state !== 'done') throw new Error(await page.locator('#error').textContent());
+  await page.locator('#download').waitFor();
+  times.push((Date.now() - t0) / 1000);
+  heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
+  await page.close();
+}
+await browser.close();
+await server.close();
+const sorted = [...times].sort((a, b) => a - b);
+console.log(JSON.stringify({ model: basename(model), files: files.map((f) => basename(f)), seconds: times,
+  median: sorted[Math.floor(sorted.length / 2)], peakHeapMB: heap / 2 ** 20 }));
