@@ -570,6 +570,9 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
   const inputs = new Set([real(inFile)]);
   if (inputs.has(real(outFile))) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
+  if (opts.reuseInputData && real(path.dirname(inFile)) !== real(outDir)) {
+    throw new OnnxfoldError(`optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`);
+  }
   const inDir = path.dirname(inFile);
   const resolve = (location) => {
     const target = path.resolve(inDir, location);

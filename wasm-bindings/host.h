@@ -37,12 +37,15 @@ class HostSource : public onnxfold::Source {
   }
   int hostId() const override { return id_; }
   std::string describe() const override { return label_; }
+  std::string location() const override { return location_; }
+  void setLocation(std::string location) { location_ = std::move(location); }
 
  private:
   emscripten::val host_;
   int id_;
   uint64_t size_;
   std::string label_;
+  std::string location_;
 };
 
 // The model file: host source 0 (its inline weights stay in it, see onnx/skeleton.h).
@@ -121,8 +124,9 @@ inline onnxfold::ExternalDataIO hostIO(const emscripten::val& host) {
                             "', which was not supplied");
     }
     const auto size = static_cast<uint64_t>(f["size"].as<double>());
-    std::shared_ptr<const onnxfold::Source> source = std::make_shared<HostSource>(
-        host, f["id"].as<int>(), size, "external data '" + location + "'");
+    auto source = std::make_shared<HostSource>(host, f["id"].as<int>(), size,
+                                               "external data '" + location + "'");
+    source->setLocation(location);
     opened->emplace(location, source);
     return source;
   };

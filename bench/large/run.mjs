@@ -6,7 +6,7 @@
 // the peak wasm heap and the bytes read from sources (from the report).
 //
 //   node bench/large/run.mjs --model /work/llm/llama1b.onnx --model ../shared/models/minibert.op14.nofold.onnx
-//   options: --runs N (3), --tools floor,cp,node,native (all), --out-dir DIR (bench/large),
+//   options: --runs N (5), --tools floor,cp,node,native (all), --out-dir DIR (bench/large),
 //            --work DIR (a scratch folder on the same disk as the models; default: beside the model)
 //
 // Tools: floor = bench/large/floor.mjs copies the model and its data files through 16 MiB;
@@ -23,7 +23,7 @@ import { loadavg } from 'node:os';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 const args = process.argv.slice(2);
-const opt = { models: [], runs: 3, tools: ['floor', 'cp', 'node', 'native'], outDir: here, work: undefined };
+const opt = { models: [], runs: 5, tools: ['floor', 'cp', 'node', 'native'], outDir: here, work: undefined };
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   if (a === '--model') opt.models.push(resolve(args[++i]));
@@ -106,7 +106,7 @@ for (const model of opt.models) {
     const ok = rs.filter((x) => !x.error);
     if (ok.length === 0) { row.tools[tool] = { error: rs[0]?.error }; continue; }
     row.tools[tool] = {
-      wallS: median(ok.map((x) => x.wallS)), rssMB: median(ok.map((x) => x.rssMB)),
+      wallS: median(ok.map((x) => x.wallS)), minS: Math.min(...ok.map((x) => x.wallS)), rssMB: median(ok.map((x) => x.rssMB)),
       heapMB: ok[0].peak_heap_bytes !== undefined ? ok[0].peak_heap_bytes / 2 ** 20 : undefined,
       readMB: ok[0].source_bytes_read !== undefined ? ok[0].source_bytes_read / 2 ** 20 : undefined,
       nodes: ok[0].nodes, runs: rs.map((x) => x.wallS ?? x.error),
@@ -120,15 +120,15 @@ const f = (x, d = 2) => (x === undefined ? '–' : x.toFixed(d));
 const lines = [
   `Run ${new Date().toISOString()}, ${opt.runs} runs each (median), load average ${load0.toFixed(2)} -> ${loadavg()[0].toFixed(2)}.`,
   '',
-  '| model | GB in | tool | wall s | ×floor (node) | ×cp (native) | peak RSS MB | RSS − floor MB | peak wasm heap MB | MB read from sources |',
-  '|---|---|---|---|---|---|---|---|---|---|',
+  '| model | GB in | tool | wall s (median) | min s | ×floor (node) | ×cp (native) | peak RSS MB | RSS − floor MB | peak wasm heap MB | MB read from sources |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const row of results) {
   const floor = row.tools.floor;
   const cp = row.tools.cp;
   for (const [tool, r] of Object.entries(row.tools)) {
-    if (r.error) { lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | failed: ${r.error} | | | | | | |`); continue; }
-    lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | ${f(r.wallS, 3)} | ` +
+    if (r.error) { lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | failed: ${r.error} | | | | | | | |`); continue; }
+    lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | ${f(r.wallS, 3)} | ${f(r.minS, 3)} | ` +
       `${floor && !floor.error ? f(r.wallS / floor.wallS) + 'x' : '–'} | ${cp && !cp.error ? f(r.wallS / cp.wallS) + 'x' : '–'} | ` +
       `${f(r.rssMB, 0)} | ${floor && !floor.error ? f(r.rssMB - floor.rssMB, 0) : '–'} | ${f(r.heapMB, 0)} | ${f(r.readMB, 1)} |`);
   }

@@ -49,7 +49,8 @@ bool sameFile(const std::string& a, const std::string& b) {
 // their values; the output copies them with copy_file_range (AtomicFile).
 class FileSource : public Source {
  public:
-  explicit FileSource(const std::string& path) : path_(path) {
+  explicit FileSource(const std::string& path, std::string location = "")
+      : path_(path), location_(std::move(location)) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error(sysError("cannot open", path));
     struct stat st {};
@@ -75,11 +76,13 @@ class FileSource : public Source {
     }
   }
   std::string describe() const override { return "'" + path_ + "'"; }
+  std::string location() const override { return location_; }
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
 
  private:
   std::string path_;
+  std::string location_;
   int fd_ = -1;
   uint64_t size_ = 0;
 };
@@ -108,7 +111,7 @@ ExternalDataIO fileExternalIO(const std::string& model_path, const std::string& 
       throw Error("external data location '" + location + "' resolves to '" + resolved +
                   "', outside the model's folder '" + root + "'");
     }
-    std::shared_ptr<const Source> source = std::make_shared<FileSource>(resolved);
+    std::shared_ptr<const Source> source = std::make_shared<FileSource>(resolved, location);
     cache->emplace_back(location, source);
     return source;
   };
@@ -259,6 +262,10 @@ Report optimizeFile(const std::string& in, const std::string& out, Options optio
   }
   if (options.external_data_location.empty())
     options.external_data_location = baseName(out) + ".data";
+  if (options.reuse_input_data && realPath(dirOf(in)) != realPath(dirOf(out))) {
+    throw Error("reuse-input-data: the output must be in the input's folder ('" + dirOf(in) +
+                "'), where its data files are");
+  }
   // The model file is a source too: its inline weights stay in it until needed.
   const ModelInput input(std::shared_ptr<const Source>(std::make_shared<FileSource>(in)));
   std::vector<std::unique_ptr<AtomicFile>> created;

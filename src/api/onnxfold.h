@@ -58,6 +58,9 @@ struct Options {
   // Most bytes tensor storage may take (0: no limit; in wasm: the whole heap). A run
   // that needs more fails with an Error saying so; the report gives the peak.
   uint64_t memory_limit = 0;
+  // Unchanged weights of the input's external-data files are referred to, not copied (the
+  // output must be beside the input and then depends on its data files).
+  bool reuse_input_data = false;
   std::function<void(const Progress&)> on_progress;
   // Polled between passes; returning true abandons the job with Error("cancelled").
   std::function<bool()> cancelled;
@@ -152,6 +155,7 @@ struct Report {
   uint64_t output_bytes = 0;
   uint64_t external_bytes = 0;              // written to external data
   std::vector<std::string> external_files;  // their locations, in order
+  std::vector<std::string> depends_on;      // input data files the output refers to
   // Memory: the most tensor storage held at once, the wasm heap's size at the end
   // (its peak: it never shrinks; natively 0), and bytes read from sources.
   uint64_t peak_tensor_bytes = 0;

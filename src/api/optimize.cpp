@@ -158,6 +158,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   wo.external_location = options.external_data_location;
   wo.open_external = io.create;
   wo.external_file_limit = options.external_data_file_limit;
+  wo.reuse_input_data = options.reuse_input_data;
   if (wo.external_threshold < 0 &&
       (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {
     wo.external_threshold = 1024;
@@ -174,6 +175,10 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   report.output_bytes = ws.model_bytes;
   report.external_bytes = ws.external_bytes;
   report.external_files = ws.external_files;
+  report.depends_on = ws.reused_files;
+  for (const std::string& f : ws.reused_files)
+    report.warnings.push_back("the output refers to the input's data file '" + f +
+                              "' (reuse-input-data): keep it beside the output");
   report.write_ms = msSince(t0);
   const MemoryStats mem = Buffer::memoryStats();
   report.peak_tensor_bytes = mem.peak;

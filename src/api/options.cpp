@@ -14,7 +14,7 @@ using Json = nlohmann::json;
 
 struct Entry {
   OptionSpec spec;
-  void (*apply)(Options&, const Json&);
+  void (*apply)(Options&, const Json&, const OptionSpec&);
 };
 
 template <class T>
@@ -32,59 +32,65 @@ const std::vector<Entry>& entries() {
       {{"passes", "--passes", "string[]", "an array of pass names",
         "Pass names, run in order to a fixpoint (default: the default pipeline; see `onnxfold "
         "passes`)"},
-       [](Options& o, const Json& v) {
-         o.passes = as<std::vector<std::string>>(v, entries()[0].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.passes = as<std::vector<std::string>>(v, s);
        }},
       {{"preserve", "--preserve", "string[]", "an array of strings",
         "Graph inputs (names or globs) that freezing keeps as inputs"},
-       [](Options& o, const Json& v) {
-         o.preserve = as<std::vector<std::string>>(v, entries()[1].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.preserve = as<std::vector<std::string>>(v, s);
        }},
       {{"sizeBudget", "--size-budget", "integer", "an integer",
         "Largest growth in bytes one constant fold may add (default 1024)"},
-       [](Options& o, const Json& v) { o.size_budget = as<int64_t>(v, entries()[2].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.size_budget = as<int64_t>(v, s); }},
       {{"constructorBudget", "--constructor-budget", "integer", "an integer",
         "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)"},
-       [](Options& o, const Json& v) { o.constructor_budget = as<int64_t>(v, entries()[3].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.constructor_budget = as<int64_t>(v, s);
+       }},
       {{"foldDequantizeWeights", "--fold-dequantize-weights", "boolean", "a boolean",
         "Fold DequantizeLinear of integer weights too (normally kept for quantization)"},
-       [](Options& o, const Json& v) {
-         o.fold_dequantize_weights = as<bool>(v, entries()[4].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.fold_dequantize_weights = as<bool>(v, s);
        }},
       {{"quant", "--quant", "string", "a string",
         "Quantization finalize of a QDQ model: qoperator (QLinear* ops), integer "
         "(ConvInteger/MatMulInteger + float rescale) or qdq-clean (weights folded, QDQ layout "
         "kept)"},
-       [](Options& o, const Json& v) { o.quant = as<std::string>(v, entries()[5].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.quant = as<std::string>(v, s); }},
       {{"maxIterations", "--max-iterations", "integer", "an integer",
         "Cap on pipeline repetitions (default 8)"},
-       [](Options& o, const Json& v) { o.max_iterations = as<int>(v, entries()[6].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.max_iterations = as<int>(v, s); }},
       {{"verify", "--verify", "boolean", "a boolean", "Run the IR verifier after every pass"},
-       [](Options& o, const Json& v) { o.verify_each = as<bool>(v, entries()[7].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.verify_each = as<bool>(v, s); }},
       {{"externalDataThreshold", "--external-data-threshold", "integer", "an integer",
         "Write tensors of at least this many bytes to an external-data file (default: keep "
         "the input's choice)"},
-       [](Options& o, const Json& v) {
-         o.external_data_threshold = as<int64_t>(v, entries()[8].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.external_data_threshold = as<int64_t>(v, s);
        }},
       {{"externalDataLocation", "--external-data-location", "string", "a string",
         "External-data file name, beside the output (default: <output file name>.data)"},
-       [](Options& o, const Json& v) {
-         o.external_data_location = as<std::string>(v, entries()[9].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.external_data_location = as<std::string>(v, s);
        }},
       {{"externalDataFileLimit", "--external-data-file-limit", "integer", "a non-negative integer",
         "Largest external-data file in bytes; more weights go to <location>.1, .2, ... (e.g. "
         "2000000000 for ONNX Runtime Web)"},
-       [](Options& o, const Json& v) {
-         o.external_data_file_limit = as<uint64_t>(v, entries()[10].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.external_data_file_limit = as<uint64_t>(v, s);
        }},
       {{"memoryLimit", "--memory-limit", "integer", "a non-negative integer",
         "Fail rather than hold more than this many bytes of tensors (in wasm: of heap)"},
-       [](Options& o, const Json& v) { o.memory_limit = as<uint64_t>(v, entries()[11].spec); }},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.memory_limit = as<uint64_t>(v, s); }},
+      {{"reuseInputData", "--reuse-input-data", "boolean", "a boolean",
+        "Refer to the input's external-data files for unchanged weights instead of copying them "
+        "(the output must be beside the input, and then needs its data files)"},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.reuse_input_data = as<bool>(v, s); }},
       {{"extra", "--extra", "object", "an object of strings",
         "Pass settings KEY=VALUE, e.g. outline-functions.depth=1"},
-       [](Options& o, const Json& v) {
-         o.extra = as<std::map<std::string, std::string>>(v, entries()[12].spec);
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.extra = as<std::map<std::string, std::string>>(v, s);
        }},
   };
   return table;
@@ -117,7 +123,7 @@ void applyOptionsJson(const std::string& text, Options& options) {
     for (const Entry& e : entries())
       found = e.spec.name == key ? &e : found;
     if (found == nullptr) throw Error("unknown option '" + key + "'");
-    found->apply(options, value);
+    found->apply(options, value, found->spec);
   }
 }
 

@@ -126,6 +126,7 @@ std::string Report::toJson(int indent) const {
   j["output_bytes"] = output_bytes;
   j["external_bytes"] = external_bytes;
   j["external_files"] = external_files;
+  j["depends_on"] = depends_on;
   j["memory"] = {{"peak_tensor_bytes", peak_tensor_bytes},
                  {"peak_heap_bytes", peak_heap_bytes},
                  {"source_bytes_read", source_bytes_read}};

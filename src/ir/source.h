@@ -26,6 +26,8 @@ class Source {
   virtual int hostId() const { return -1; }
   // For messages: "external data 'model.onnx.data'".
   virtual std::string describe() const = 0;
+  // For an external-data file of the input: its location as the model names it ("" else).
+  virtual std::string location() const { return ""; }
   // For a source that computes its bytes: a hash equal for sources that compute the same
   // bytes the same way (lets pool-constants pair them without computing them).
   virtual std::optional<uint64_t> identity() const { return std::nullopt; }

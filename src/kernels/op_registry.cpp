@@ -146,14 +146,12 @@ const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_typ
 
 // ----------------------------------------------------------------- evaluation
 
-std::optional<Type> inferOutputType(const Node& node, int64_t opset,
-                                    const std::vector<const Tensor*>& inputs, size_t output,
-                                    int64_t max_value_elements) {
-  const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);
-  if (entry == nullptr || output >= node.numOutputs()) return std::nullopt;
-  InferContext ic(node, opset, inputs.size(), node.numOutputs());
-  std::vector<Type> types(inputs.size());
-  std::vector<Tensor> aligned(inputs.size());
+namespace {
+
+// The static types of known input tensors, for an inference rule (`types` owns them).
+void bindInputTypes(InferContext& ic, const std::vector<const Tensor*>& inputs,
+                    std::vector<Type>& types) {
+  types.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) continue;
     types[i] = Type::tensor(inputs[i]->dtype());
@@ -161,8 +159,23 @@ std::optional<Type> inferOutputType(const Node& node, int64_t opset,
     for (int64_t d : inputs[i]->dims())
       types[i].shape->dims.push_back(Dim::known(d));
     ic.input_types[i] = &types[i];
+  }
+}
+
+}  // namespace
+
+std::optional<Type> inferOutputType(const Node& node, int64_t opset,
+                                    const std::vector<const Tensor*>& inputs, size_t output,
+                                    int64_t max_value_elements) {
+  const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);
+  if (entry == nullptr || output >= node.numOutputs()) return std::nullopt;
+  InferContext ic(node, opset, inputs.size(), node.numOutputs());
+  std::vector<Type> types;
+  bindInputTypes(ic, inputs, types);
+  std::vector<Tensor> aligned(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
     // Values only of small inputs (shapes, axes, scales): large ones are not read.
-    if (inputs[i]->numElements() <= max_value_elements) {
+    if (inputs[i] != nullptr && inputs[i]->numElements() <= max_value_elements) {
       aligned[i] = inputs[i]->aligned();
       ic.input_values[i] = &aligned[i];
     }
@@ -188,15 +201,11 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
     throw Error("no rule for op " + op + " at opset " + std::to_string(opset));
   }
   InferContext ic(node, opset, inputs.size(), node.numOutputs());
-  std::vector<Type> types(inputs.size());
+  std::vector<Type> types;
+  bindInputTypes(ic, inputs, types);
   std::vector<Tensor> aligned(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) continue;
-    types[i] = Type::tensor(inputs[i]->dtype());
-    types[i].shape.emplace();
-    for (int64_t d : inputs[i]->dims())
-      types[i].shape->dims.push_back(Dim::known(d));
-    ic.input_types[i] = &types[i];
     aligned[i] = (entry->flags & kOpUnalignedInputs) ? *inputs[i] : inputs[i]->aligned();
     ic.input_values[i] = &aligned[i];
   }

@@ -1,5 +1,6 @@
 #include "onnx/writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ir/error.h"
@@ -157,6 +158,7 @@ class Writer {
     size_t tensors = 0;
   };
   std::vector<ExternalFile> external_;
+  std::vector<std::string> reused_;
 
   uint64_t alignUp(uint64_t n) const {
     const uint64_t a = opts_.external_alignment;
@@ -288,11 +290,20 @@ class Writer {
     e.str(8, t.name);
     const bool external = goesExternal(t);
     const bool keep_reference = !t.isLoaded();  // unresolved external data: keep it as it was
+    const Buffer& b = t.buffer();
+    const bool reused =
+        external && opts_.reuse_input_data && b.isSourceRange() && !b.source()->location().empty();
     if (!external && !keep_reference && t.dtype() != DataType::kString) e.bytesView(9, t.buffer());
     e.str(12, t.doc_string);
     if (external || keep_reference) {
       ExternalDataRef ref;
-      if (external) {
+      if (reused) {
+        ref.location = b.source()->location();
+        ref.offset = static_cast<int64_t>(b.sourceOffset());
+        ref.length = static_cast<int64_t>(t.byteSize());
+        if (std::find(reused_.begin(), reused_.end(), ref.location) == reused_.end())
+          reused_.push_back(ref.location);
+      } else if (external) {
         ExternalFile& f = externalFileFor(t.byteSize());
         ref.location = f.location;
         const uint64_t aligned = alignUp(f.size);
@@ -506,7 +517,12 @@ WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& option
                 " MiB inline, over protobuf's 2 GiB limit; write its weights as external data "
                 "(an external-data threshold)");
   }
+  stats.reused_files = w.reused_;
   for (const auto& f : w.external_) {
+    if (std::find(w.reused_.begin(), w.reused_.end(), f.location) != w.reused_.end()) {
+      throw Error("the external-data output '" + f.location +
+                  "' is a data file of the input the output refers to; choose another name");
+    }
     if (!options.open_external) {
       throw Error("tensors go to external data, but no external-data file can be opened here");
     }

@@ -32,6 +32,10 @@ struct WriteOptions {
   // file, "<location>.1", "<location>.2", ... (ORT-web and transformers.js load at most
   // 2 GB per file). One tensor larger than the limit gets a file of its own.
   uint64_t external_file_limit = 0;
+  // A tensor that is an unchanged range of an input external-data file is written as a
+  // reference to that file (same location and offset) instead of a copy: the output then
+  // depends on the input's data file, beside it.
+  bool reuse_input_data = false;
   // Called as bytes go out: (model bytes written, model bytes in all).
   std::function<void(uint64_t, uint64_t)> on_progress;
 };
@@ -44,6 +48,7 @@ struct WriteStats {
   uint64_t external_bytes = 0;
   size_t external_tensors = 0;
   std::vector<std::string> external_files;  // locations, in the order written
+  std::vector<std::string> reused_files;    // input data files the output refers to
 };
 
 WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& options = {});

@@ -128,6 +128,20 @@ test('an output never replaces the input or its data file', async (t) => {
   assert.ok(!existsSync(join(dir, 'other.onnx')));
 });
 
+test('reuseInputData: an output beside the input refers to its data file; equivalent', async (t) => {
+  if (!ready(t)) return;
+  const { optimizeFile } = await import('onnxfold');
+  const { dir, model } = llm();
+  const out = join(dir, 'reused.onnx');
+  const { report, outputs } = await optimizeFile(model, out, { reuseInputData: true });
+  assert.deepEqual(outputs, [out], 'no data file of its own: no weight changed');
+  assert.deepEqual(report.depends_on, ['llm.onnx.data']);
+  assert.ok(report.warnings.some((w) => /llm\.onnx\.data/.test(w)));
+  assert.ok(statSync(out).size < 1 << 20);
+  await assertEquivalent(model, out);
+  await assert.rejects(optimizeFile(model, join(tmp, 'elsewhere.onnx'), { reuseInputData: true }), /input's folder/);
+});
+
 test('Blob sources give a Blob result; byte-identical to optimizeFile and the native CLI', async (t) => {
   if (!ready(t)) return;
   const { optimize, optimizeFile } = await import('onnxfold');
