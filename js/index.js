@@ -227,8 +227,11 @@ function openFileSource(file, what) {
   const fs = nodeModule('fs');
   let fd;
   try {
+    // Checked before opening: opening a FIFO for reading would wait for a writer forever.
+    if (!fs.statSync(file).isFile()) throw new OnnxfoldError(`${what}: ${file} is not a regular file`);
     fd = fs.openSync(file, 'r');
   } catch (e) {
+    if (e instanceof OnnxfoldError) throw e;
     throw new OnnxfoldError(`${what}: cannot open ${file}: ${e.message}`, { cause: e });
   }
   const st = fs.fstatSync(fd);
@@ -577,7 +580,10 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const resolve = (location) => {
     const target = path.resolve(inDir, location);
     const rel = path.relative(inDir, target);
-    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
+    // Lexically, and once symlinks are resolved: a link may not lead out of the folder either.
+    const realRel = path.relative(real(inDir), real(target));
+    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel) ||
+        realRel.startsWith('..') || path.isAbsolute(realRel)) {
       throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the model's folder`);
     }
     inputs.add(real(target));

@@ -51,13 +51,15 @@ class FileSource : public Source {
  public:
   explicit FileSource(const std::string& path, std::string location = "")
       : path_(path), location_(std::move(location)) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Non-blocking: opening a FIFO for reading would wait for a writer forever.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw Error(sysError("cannot open", path));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd_);
       throw Error("'" + path + "' is not a regular file");
     }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
     size_ = static_cast<uint64_t>(st.st_size);
   }
   ~FileSource() override { ::close(fd_); }

@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, openAsBlob } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, openAsBlob } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli, dist, haveCli, need, repoRoot, sharedDir, run } from './env.mjs';
@@ -126,6 +126,25 @@ test('an output never replaces the input or its data file', async (t) => {
     /is a file of the input/);
   assert.equal(statSync(data).mtimeMs, before);
   assert.ok(!existsSync(join(dir, 'other.onnx')));
+});
+
+test('a FIFO or a symlink out of the folder as external data is refused, not waited on', async (t) => {
+  if (!ready(t)) return;
+  const { optimizeFile } = await import('onnxfold');
+  const { model } = llm();
+  for (const kind of ['fifo', 'symlink']) {
+    const dir = mkdtempSync(join(tmp, `${kind}-`));
+    writeFileSync(join(dir, 'm.onnx'), readFileSync(model));
+    if (kind === 'fifo') execFileSync('mkfifo', [join(dir, 'llm.onnx.data')]);
+    else symlinkSync(`${model}.data`, join(dir, 'llm.onnx.data'));
+    await assert.rejects(optimizeFile(join(dir, 'm.onnx'), join(dir, 'o.onnx')),
+      kind === 'fifo' ? /not a regular file/ : /outside the model's folder/);
+    if (haveCli) {
+      assert.throws(() => execFileSync(cli, ['optimize', join(dir, 'm.onnx'), '-o', join(dir, 'c.onnx')], { stdio: 'pipe', timeout: 20_000 }),
+        (e) => e.status === 1 && (kind === 'fifo' ? /not a regular file/ : /outside the model's folder/).test(String(e.stderr)));
+    }
+    assert.ok(!existsSync(join(dir, 'o.onnx')) && !existsSync(join(dir, 'c.onnx')));
+  }
 });
 
 test('reuseInputData: an output beside the input refers to its data file; equivalent', async (t) => {
