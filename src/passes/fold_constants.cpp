@@ -255,9 +255,22 @@ class FoldConstants : public Pass {
                                               const std::vector<const Tensor*>& inputs) {
     constexpr int64_t kDeferBytes = 64 << 10;
     constexpr int64_t kMaxValueElements = 1 << 16;  // what inference may read (axes, shapes)
-    if (n.numOutputs() != 1 || n.output(0) == nullptr) return std::nullopt;
+    if (n.numOutputs() != 1 || n.output(0) == nullptr || !n.domain.empty()) return std::nullopt;
+    // Only ops whose kernel cannot fail once inference accepted the inputs: a recipe that
+    // fails when written would fail the whole run, where an eager fold is just skipped.
+    static const char* const kDeferrable[] = {"Transpose", "Cast",      "Reshape",  "Flatten",
+                                              "Squeeze",   "Unsqueeze", "Identity", "Concat",
+                                              "Neg",       "Add",       "Sub",      "Mul"};
+    bool deferrable = false;
+    for (const char* op : kDeferrable)
+      deferrable = deferrable || n.op_type == op;
+    if (!deferrable) return std::nullopt;
     const std::optional<Type> t = inferOutputType(n, opset, inputs, 0, kMaxValueElements);
     if (!t || t->elem_type == DataType::kString) return std::nullopt;
+    // Arithmetic only on floats (integer kernels may check for overflow).
+    const bool arithmetic =
+        n.op_type == "Neg" || n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
+    if (arithmetic && !isFloatingPoint(t->elem_type)) return std::nullopt;
     std::vector<int64_t> dims;
     for (const Dim& d : t->shape->dims)
       dims.push_back(d.value);
