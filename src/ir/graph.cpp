@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace onnxfold {
 
@@ -17,21 +18,41 @@ void Value::setName(std::string name) {
 
 std::vector<Node*> Value::users() const {
   std::vector<Node*> out;
-  for (const Use& u : uses_) {
-    if (std::find(out.begin(), out.end(), u.user) == out.end()) out.push_back(u.user);
+  std::unordered_set<const Node*> seen;
+  for (const Use& u : uses()) {
+    if (seen.insert(u.user).second) out.push_back(u.user);
   }
   return out;
 }
 
+void Value::addUse(Node* user, size_t index) {
+  user->use_pos_[index] = uses_.size();
+  uses_.push_back(Use{user, index});
+}
+
 void Value::removeUse(Node* user, size_t index) {
-  auto it = std::find(uses_.begin(), uses_.end(), Use{user, index});
-  assert(it != uses_.end() && "use list out of sync");
-  uses_.erase(it);
+  const size_t pos = user->use_pos_[index];
+  assert(pos < uses_.size() && uses_[pos] == (Use{user, index}) && "use list out of sync");
+  uses_[pos] = Use{nullptr, 0};
+  ++dead_uses_;
+  // Compacting once half the list is dead keeps removal amortized O(1).
+  if (dead_uses_ * 2 > uses_.size()) compactUses();
+}
+
+void Value::compactUses() const {
+  size_t j = 0;
+  for (const Use& u : uses_) {
+    if (u.user == nullptr) continue;
+    u.user->use_pos_[u.index] = j;
+    uses_[j++] = u;
+  }
+  uses_.resize(j);
+  dead_uses_ = 0;
 }
 
 void Value::replaceAllUsesWith(Value* other) {
   assert(other != this);
-  const std::vector<Use> uses = uses_;
+  const std::vector<Use> uses = this->uses();
   for (const Use& u : uses)
     u.user->setInput(u.index, other);
 }
@@ -129,12 +150,18 @@ void Node::setInput(size_t i, Value* v) {
   if (inputs_[i] == v) return;
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   inputs_[i] = v;
-  if (v != nullptr) v->uses_.push_back(Use{this, i});
+  if (v != nullptr) v->addUse(this, i);
+}
+
+bool Node::inputRecorded(size_t i) const {
+  const std::vector<Use>& uses = inputs_[i]->uses();  // compacts first: positions are final
+  return use_pos_[i] < uses.size() && uses[use_pos_[i]] == (Use{const_cast<Node*>(this), i});
 }
 
 void Node::addInput(Value* v) {
   inputs_.push_back(v);
-  if (v != nullptr) v->uses_.push_back(Use{this, inputs_.size() - 1});
+  use_pos_.push_back(0);
+  if (v != nullptr) v->addUse(this, inputs_.size() - 1);
 }
 
 void Node::removeInput(size_t i) {
@@ -142,15 +169,10 @@ void Node::removeInput(size_t i) {
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   // Later inputs shift down one slot: renumber their uses.
   for (size_t k = i + 1; k < inputs_.size(); ++k) {
-    if (inputs_[k] == nullptr) continue;
-    for (Use& u : inputs_[k]->uses_) {
-      if (u.user == this && u.index == k) {
-        u.index = k - 1;
-        break;
-      }
-    }
+    if (inputs_[k] != nullptr) inputs_[k]->uses_[use_pos_[k]].index = k - 1;
   }
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
+  use_pos_.erase(use_pos_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 void Node::removeAllInputs() {
@@ -158,6 +180,7 @@ void Node::removeAllInputs() {
     if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   }
   inputs_.clear();
+  use_pos_.clear();
 }
 
 Value* Node::addOutput(std::string name) {
@@ -304,7 +327,7 @@ void Graph::undefineName(Value* v) {
 }
 
 void Graph::destroyValue(Value* v) {
-  assert(v->uses_.empty() && "destroying a value that is still used");
+  assert(!v->hasUses() && "destroying a value that is still used");
   undefineName(v);
   owned_values_.erase(v);
 }

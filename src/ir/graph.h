@@ -48,9 +48,15 @@ class Value {
   Node* producer() const { return producer_; }  // null for graph inputs and initializers
   size_t producerIndex() const { return producer_index_; }
 
-  const std::vector<Use>& uses() const { return uses_; }
-  bool hasUses() const { return !uses_.empty(); }
-  bool hasOneUse() const { return uses_.size() == 1; }
+  // Live uses, in the order they were made. Removing a use is O(1) (the slot is marked
+  // and the list compacted once half of it is dead), so wide fan-outs stay linear.
+  const std::vector<Use>& uses() const {
+    if (dead_uses_ != 0) compactUses();
+    return uses_;
+  }
+  size_t numUses() const { return uses_.size() - dead_uses_; }
+  bool hasUses() const { return numUses() != 0; }
+  bool hasOneUse() const { return numUses() == 1; }
   // Distinct nodes using this value, in first-use order.
   std::vector<Node*> users() const;
 
@@ -79,13 +85,17 @@ class Value {
   friend class Graph;
   friend class Node;
   Value(Graph* g, std::string name) : graph_(g), name_(std::move(name)) {}
+  void addUse(Node* user, size_t index);
   void removeUse(Node* user, size_t index);
+  void compactUses() const;
 
   Graph* graph_;
   std::string name_;
   Node* producer_ = nullptr;
   size_t producer_index_ = 0;
-  std::vector<Use> uses_;
+  // Removed uses stay as {nullptr, 0} until compactUses(); Node::use_pos_ finds a use.
+  mutable std::vector<Use> uses_;
+  mutable size_t dead_uses_ = 0;
   bool is_input_ = false;
   int output_refs_ = 0;
   std::unique_ptr<Tensor> initializer_;
@@ -168,6 +178,8 @@ class Node {
   const std::vector<Value*>& inputs() const { return inputs_; }
   size_t numInputs() const { return inputs_.size(); }
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // Input i is in its value's use list where this node says (for the verifier).
+  bool inputRecorded(size_t i) const;
   void setInput(size_t i, Value* v);
   void addInput(Value* v);
   void removeInput(size_t i);
@@ -204,6 +216,7 @@ class Node {
 
  private:
   friend class Graph;
+  friend class Value;  // keeps use_pos_ in step with its use lists
   explicit Node(Graph* g) : graph_(g) {}
 
   Graph* graph_;
@@ -211,6 +224,7 @@ class Node {
   Node* next_ = nullptr;
   bool linked_ = false;
   std::vector<Value*> inputs_;
+  std::vector<size_t> use_pos_;  // where input i's use sits in inputs_[i]->uses_
   std::vector<std::unique_ptr<Value>> outputs_;
   std::vector<Value*> output_ptrs_;
 };

@@ -142,6 +142,57 @@ TEST(Graph, NodeInputEditsKeepUseListsExact) {
   EXPECT_TRUE(verified(b.model()));
 }
 
+TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
+  // Removing uses marks them and compacts later (O(1) each): the order of the live uses, the
+  // positions nodes keep, and the verifier's exactly-once check must survive any mix.
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  std::vector<Node*> negs;
+  for (int i = 0; i < 1000; ++i)
+    negs.push_back(b.node("Neg", {x}));
+  std::vector<Value*> outs;
+  for (Node* n : negs)
+    outs.push_back(n->output(0));
+  Node* sum = b.node("Sum", outs);
+  b.output(sum->output(0));
+  // Re-point every third Neg at y, erase every seventh (its use of x goes), in between reads.
+  Value* y = b.input("y", DataType::kFloat, {2});
+  std::vector<Node*> expect;
+  for (int i = 0; i < 1000; ++i) {
+    if (i % 3 == 0) {
+      negs[i]->setInput(0, y);
+    } else if (i % 7 == 0) {
+      sum->setInput(static_cast<size_t>(i), y);
+      b.graph().eraseNode(negs[i]);
+    } else {
+      expect.push_back(negs[i]);
+    }
+    if (i % 100 == 0) EXPECT_TRUE(verified(b.model())) << "after " << i;
+  }
+  EXPECT_EQ(x->users(), expect) << "first-use order kept";
+  EXPECT_EQ(x->numUses(), expect.size());
+  EXPECT_TRUE(verified(b.model()));
+  // The Sum's inputs shift down when one is removed: positions follow.
+  sum->removeInput(0);
+  sum->removeInput(500);
+  EXPECT_TRUE(verified(b.model()));
+}
+
+TEST(Graph, VerifierFindsAUseListOutOfSync) {
+  // A detached node (created, never inserted) holding a use of x: x's list records more uses
+  // than the graph's nodes have inputs.
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  b.output(b.op("Neg", {x}));
+  Node* stray = b.graph().createNode("Abs", {x}, 1);
+  const VerifyResult r = verify(b.model());
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("use lists record 2 uses for 1 node inputs"), std::string::npos)
+      << r.message;
+  b.graph().insertBefore(b.graph().firstNode(), stray);
+  EXPECT_TRUE(verified(b.model())) << "inserted, it is a node like the others";
+}
+
 TEST(Graph, GraphInputsAddAndRemove) {
   ModelBuilder b;
   Graph& g = b.graph();

@@ -12,6 +12,21 @@ class Verifier {
  public:
   // Values visible at the current point, innermost scope last.
   std::vector<std::unordered_set<const Value*>> scopes;
+  // Values defined in the graphs verified, their uses, and the node inputs naming them: equal
+  // totals (with every use naming a slot that holds its value) mean each input is recorded once.
+  std::unordered_set<const Value*> defined;
+  std::unordered_set<const Graph*> region;  // the graphs verified (training graphs use too)
+  size_t slots = 0;
+
+  // Uses of the defined values by nodes of the verified graphs.
+  size_t usesInRegion() const {
+    size_t n = 0;
+    for (const Value* v : defined) {
+      for (const Use& u : v->uses())
+        n += region.count(u.user->graph());
+    }
+    return n;
+  }
   std::string error;
 
   bool fail(const Graph& g, const std::string& what) {
@@ -32,6 +47,7 @@ class Verifier {
         return fail(g, "use list of '" + v->name() + "' names a node input that is not it");
       }
     }
+    defined.insert(v);
     return true;
   }
 
@@ -48,6 +64,7 @@ class Verifier {
   }
 
   bool graph(const Graph& g) {
+    region.insert(&g);
     scopes.emplace_back();
     std::unordered_set<std::string> names;
     bool ok = walk(g, names);
@@ -84,10 +101,13 @@ class Verifier {
           return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
                              "' is not defined before it (order or scope)");
         }
-        if (std::count(v->uses().begin(), v->uses().end(), Use{const_cast<Node*>(n), i}) != 1) {
+        // Recorded where the node says; with the totals compared at the end (every use
+        // names a slot holding its value), exactly once. Linear in the number of uses.
+        if (!n->inputRecorded(i)) {
           return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
-                             "' is not recorded exactly once in its use list");
+                             "' is not recorded in its use list");
         }
+        if (defined.count(v)) ++slots;
       }
       // Subgraphs see everything defined so far; their own names come after.
       bool sub_ok = true;
@@ -169,6 +189,11 @@ VerifyResult verifyGraph(const Graph& graph) {
   VerifyResult r;
   r.ok = v.graph(graph);
   r.message = v.error;
+  if (const size_t uses = r.ok ? v.usesInRegion() : 0; r.ok && uses != v.slots) {
+    r.ok = false;
+    r.message = "graph '" + graph.name + "': use lists record " + std::to_string(uses) +
+                " uses for " + std::to_string(v.slots) + " node inputs";
+  }
   return r;
 }
 

@@ -159,6 +159,10 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph,
   DriverResult result;
   std::deque<Node*> worklist;
   std::unordered_set<Node*> queued;
+  // Nodes erased while queued: their entries are skipped when they come up (scanning the
+  // worklist on every erase made long chains quadratic). An address reused by a new node that
+  // is queued again leaves the set, and then names a live node either way.
+  std::unordered_set<Node*> erased;
   for (Node* n : graph.nodes()) {
     worklist.push_back(n);
     queued.insert(n);
@@ -169,6 +173,7 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph,
   while (!worklist.empty()) {
     Node* n = worklist.front();
     worklist.pop_front();
+    if (erased.erase(n) != 0) continue;
     queued.erase(n);
     Rewriter rw(model, graph);
     if (isDead(n)) {
@@ -188,18 +193,14 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph,
         break;
       }
     }
+    for (Node* x : rw.erased()) {
+      if (queued.erase(x) != 0) erased.insert(x);
+    }
     for (Node* t : rw.takeTouched()) {
       if (rw.erased().count(t) || queued.count(t)) continue;
+      erased.erase(t);
       worklist.push_back(t);
       queued.insert(t);
-    }
-    // Erased nodes may still sit in the worklist: drop them.
-    if (!rw.erased().empty()) {
-      worklist.erase(std::remove_if(worklist.begin(), worklist.end(),
-                                    [&](Node* x) { return rw.erased().count(x) > 0; }),
-                     worklist.end());
-      for (Node* x : rw.erased())
-        queued.erase(x);
     }
     if (result.rewrites > cap) {
       result.converged = false;
