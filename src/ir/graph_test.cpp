@@ -167,7 +167,9 @@ TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
     } else {
       expect.push_back(negs[i]);
     }
-    if (i % 100 == 0) EXPECT_TRUE(verified(b.model())) << "after " << i;
+    if (i % 100 == 0) {
+      EXPECT_TRUE(verified(b.model())) << "after " << i;
+    }
   }
   EXPECT_EQ(x->users(), expect) << "first-use order kept";
   EXPECT_EQ(x->numUses(), expect.size());
