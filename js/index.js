@@ -130,9 +130,14 @@ function wrapError(what, e) {
   }
   modulePromise = null;
   const msg = e instanceof Error ? e.message : String(e);
-  const oom = e instanceof WebAssembly.RuntimeError || /memory/i.test(msg)
-    ? ' (the WebAssembly heap is limited to 4 GB)' : '';
-  return new OnnxfoldError(`${what}: internal error: ${msg}${oom}`, { cause: e });
+  // Say what happened: the heap could not grow, or the module trapped (a bug in onnxfold).
+  const oom = /enlarge memory|out of memory|OOM|Array buffer allocation failed/i.test(msg);
+  const hint = oom
+    ? ' (out of memory: the WebAssembly heap is limited to 4 GB)'
+    : e instanceof WebAssembly.RuntimeError
+      ? ' (the WebAssembly module trapped: a bug in onnxfold, please report it with the model; the module is restarted for the next call)'
+      : '';
+  return new OnnxfoldError(`${what}: internal error: ${msg}${hint}`, { cause: e });
 }
 
 // --- sources: the files a call reads -------------------------------------------------------------

@@ -81,7 +81,7 @@ std::string SplitReport::toJson(int indent) const {
   j["value_bytes"] = value_bytes;
   j["prep_bytes"] = prep_bytes;
   j["main_bytes"] = main_bytes;
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 SplitReport splitConstants(const ModelInput& bytes, Sink& prep_out, Sink& main_out,

@@ -84,7 +84,7 @@ ModelSummary summarize(const Model& m) {
 }
 
 std::string ModelSummary::toJson(int indent) const {
-  return summaryJson(*this).dump(indent);
+  return summaryJson(*this).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ModelSummary::toText() const {
@@ -151,7 +151,7 @@ std::string Report::toJson(int indent) const {
     nf.push_back({{"node", n.node}, {"op", n.op_type}, {"reason", n.reason}});
   }
   if (!modules_json.empty()) j["modules"] = nlohmann::ordered_json::parse(modules_json);
-  return j.dump(indent);
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace onnxfold

@@ -4,12 +4,19 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace onnxfold {
 
+// `text` made fit for one error line: valid UTF-8 (bad bytes become U+FFFD), control
+// characters as spaces, at most kMaxErrorBytes bytes (the middle cut out and counted). Names
+// in a hostile model can be any bytes, and the line goes to terminals and JSON.
+constexpr size_t kMaxErrorBytes = 1000;
+std::string errorText(std::string_view text);
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(errorText(what)) {}
 };
 
 // The run cannot go on whatever pass is running: a memory limit was reached, or an

@@ -56,6 +56,14 @@ int64_t Tensor::numElements() const {
   return checkedElementCount(dims_);
 }
 
+uint64_t Tensor::storedBytes() const {
+  if (dtype_ != DataType::kString) return buffer_.size();
+  uint64_t n = 0;
+  for (const std::string& s : strings_)
+    n += s.size() + 2;  // tag and a (usually) one-byte length
+  return n;
+}
+
 bool Tensor::isLoaded() const {
   return !external || dtype_ == DataType::kString ||
          buffer_.size() == rawByteSize(dtype_, numElements());

@@ -51,6 +51,9 @@ class Tensor {
   const Buffer& buffer() const { return buffer_; }
   const uint8_t* bytes() const { return buffer_.data(); }
   size_t byteSize() const { return buffer_.size(); }
+  // Bytes the tensor takes in a written model: byteSize(), or for STRING tensors the
+  // strings and their length prefixes (byteSize() is 0 for them).
+  uint64_t storedBytes() const;
   // Writable bytes; copies first if the storage is shared or a view of the input.
   uint8_t* mutableBytes();
 

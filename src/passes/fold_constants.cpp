@@ -22,6 +22,7 @@
 //
 // Every node that stays gets an explanation in the report.
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "kernels/op_registry.h"
@@ -99,12 +100,12 @@ class FoldConstants : public Pass {
         }
       }
       if (all_foldable && !users.empty()) {
-        freed += static_cast<int64_t>(v->initializer()->byteSize() / users.size());
+        freed += static_cast<int64_t>(v->initializer()->storedBytes() / users.size());
       }
     }
     if (n->isOp("Constant")) {
       for (const Attribute& a : n->attributes)
-        freed += static_cast<int64_t>(a.t.byteSize());
+        freed += static_cast<int64_t>(a.t.storedBytes());
     }
     return freed;
   }
@@ -206,6 +207,14 @@ class FoldConstants : public Pass {
         std::vector<const Tensor*> inputs;
         for (const Value* v : n->inputs())
           inputs.push_back(v ? prop.knownValue(v) : nullptr);
+        // Over the budget by the inferred output types: skipped before anything is allocated.
+        if (std::optional<int64_t> bytes = inferredOutputBytes(*n, inf.opset, inputs)) {
+          if (std::string over = overBudget(n, *bytes - freedBytes(n, prop), ctx); !over.empty()) {
+            if (explain) ctx.explain(*n, std::move(over));
+            ctx.count("folds skipped (size budget)");
+            continue;
+          }
+        }
         try {
           if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs)) {
             outs.push_back(std::move(*later));
@@ -220,18 +229,10 @@ class FoldConstants : public Pass {
       }
       int64_t added = 0;
       for (size_t i = 0; i < outs.size(); ++i) {
-        if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].byteSize());
+        if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].storedBytes());
       }
-      const int64_t growth = added - freedBytes(n, prop);
-      const bool constructor = isConstructor(n);
-      const int64_t budget =
-          constructor ? ctx.options().constructor_budget : ctx.options().size_budget;
-      if (growth > budget) {
-        if (explain) {
-          ctx.explain(*n, std::string("over the ") + (constructor ? "constructor " : "") +
-                              "size budget: folding would add " + std::to_string(growth) +
-                              " bytes (budget " + std::to_string(budget) + ")");
-        }
+      if (std::string over = overBudget(n, added - freedBytes(n, prop), ctx); !over.empty()) {
+        if (explain) ctx.explain(*n, std::move(over));
         ctx.count("folds skipped (size budget)");
         continue;
       }
@@ -246,6 +247,39 @@ class FoldConstants : public Pass {
       changed = true;
     }
     return changed;
+  }
+
+  // Why folding `n` is over its size budget when it grows the model by `growth`; "" if not.
+  static std::string overBudget(const Node* n, int64_t growth, const PassContext& ctx) {
+    const bool constructor = isConstructor(n);
+    const int64_t budget =
+        constructor ? ctx.options().constructor_budget : ctx.options().size_budget;
+    if (growth <= budget) return "";
+    return std::string("over the ") + (constructor ? "constructor " : "") +
+           "size budget: folding would add " + std::to_string(growth) + " bytes (budget " +
+           std::to_string(budget) + ")";
+  }
+
+  // The bytes of all outputs as inference types them (static numeric tensors), or nullopt.
+  static std::optional<int64_t> inferredOutputBytes(const Node& n, int64_t opset,
+                                                    const std::vector<const Tensor*>& inputs) {
+    constexpr int64_t kMaxValueElements = 1 << 16;
+    int64_t total = 0;
+    for (size_t i = 0; i < n.numOutputs(); ++i) {
+      if (n.output(i) == nullptr) continue;
+      const std::optional<Type> t = inferOutputType(n, opset, inputs, i, kMaxValueElements);
+      if (!t || t->elem_type == DataType::kString) return std::nullopt;
+      std::vector<int64_t> dims;
+      for (const Dim& d : t->shape->dims)
+        dims.push_back(d.value);
+      const int64_t count = checkedElementCount(dims);
+      if (count < 0) return std::nullopt;
+      const uint64_t bytes = rawByteSize(t->elem_type, count);
+      if (bytes > static_cast<uint64_t>(INT64_MAX / 2)) return INT64_MAX / 2;
+      total += static_cast<int64_t>(bytes);
+      if (total > INT64_MAX / 2) return INT64_MAX / 2;
+    }
+    return total;
   }
 
   // A large single result (a transposed, scaled or cast weight) is not computed now: it

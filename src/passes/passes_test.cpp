@@ -2,6 +2,7 @@
 // facts), and the verifier after every pass.
 #include <gtest/gtest.h>
 
+#include "ir/buffer.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -177,6 +178,44 @@ TEST(FoldConstants, RespectsTheSizeBudget) {
   generous.constructor_budget = 1 << 20;
   EXPECT_TRUE(runPass(*m, "fold-constants", generous));
   EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 0u);
+}
+
+TEST(FoldConstants, ABudgetOverrunIsFoundBeforeAnythingIsAllocated) {
+  // 2^33 floats (32 GiB) from a 16-byte model: inference gives the size, so the fold is refused
+  // without computing it; under a 64 MiB memory limit an attempt would be a ResourceError.
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {1});
+  Value* shape = b.initializer(int64Tensor({2}, {1 << 17, 1 << 16}, "shape"));
+  b.output(b.op("Add", {x, b.op("ConstantOfShape", {shape})}));
+  std::unique_ptr<Model> m = b.build();
+  Buffer::setMemoryLimit(Buffer::memoryStats().live + (64 << 20));
+  std::vector<Explanation> why;
+  EXPECT_NO_THROW(why = explain(*m));
+  Buffer::setMemoryLimit(0);
+  EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 1u);
+  bool said = false;
+  for (const Explanation& e : why)
+    said |= e.reason.find("would add 34359738352 bytes") != std::string::npos;  // less the shape
+  EXPECT_TRUE(said) << [&] {
+    std::string all;
+    for (const Explanation& e : why)
+      all += e.op_type + ": " + e.reason + "\n";
+    return all;
+  }();
+}
+
+TEST(FoldConstants, StringResultsCountTheirBytesAgainstTheBudget) {
+  // Tile of a string tensor: 0 raw bytes, but every copied string is written out.
+  ModelBuilder b;
+  Tensor s(DataType::kString, {1});
+  s.mutableStrings()[0] = std::string(100, 'a');
+  s.name = "s";
+  Value* sv = b.initializer(std::move(s));
+  Value* reps = b.initializer(int64Tensor({1}, {1000}, "reps"));
+  b.output(b.op("Tile", {sv, reps}));
+  std::unique_ptr<Model> m = b.build();
+  const std::vector<Explanation> why = explain(*m);
+  EXPECT_EQ(countOps(*m->graph, "Tile"), 1u) << "102,000 bytes of strings are over 1 KiB";
 }
 
 TEST(FoldConstants, KeepsDequantizeOfIntegerWeightsUnlessAsked) {

@@ -361,7 +361,9 @@ void moduleText(const Module& m, int max_depth, std::string& out) {
 }  // namespace
 
 std::string ModuleTree::toJson(int indent, int max_depth) const {
-  return moduleJson(*root_, max_depth).dump(indent);
+  // Names come from the model: invalid UTF-8 becomes U+FFFD instead of failing the dump.
+  return moduleJson(*root_, max_depth)
+      .dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string ModuleTree::toText(int max_depth) const {
