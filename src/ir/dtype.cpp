@@ -1,5 +1,10 @@
 #include "ir/dtype.h"
 
+#include <cstdint>
+#include <string>
+
+#include "ir/error.h"
+
 namespace onnxfold {
 
 namespace {
@@ -52,9 +57,24 @@ int bitsPerElement(DataType t) {
   return info(t).bits;
 }
 
+uint64_t rawByteSize64(DataType t, int64_t count) {
+  const auto bits = static_cast<uint64_t>(bitsPerElement(t));
+  const auto n = static_cast<uint64_t>(count < 0 ? 0 : count);
+  if (bits != 0 && n > (UINT64_MAX - 7) / bits) {
+    throw Error(std::to_string(count) + " elements of " + std::string(dataTypeName(t)) +
+                " overflow a 64-bit byte count");
+  }
+  return (n * bits + 7) / 8;
+}
+
 size_t rawByteSize(DataType t, int64_t count) {
-  const auto bits = static_cast<size_t>(bitsPerElement(t));
-  return (static_cast<size_t>(count) * bits + 7) / 8;
+  const uint64_t bytes = rawByteSize64(t, count);
+  // In wasm32 size_t is 32 bits: a size that does not fit must not wrap into a small buffer.
+  if (bytes > static_cast<uint64_t>(SIZE_MAX)) {
+    throw Error(std::to_string(count) + " elements of " + std::string(dataTypeName(t)) + " take " +
+                std::to_string(bytes) + " bytes, more than this build can address");
+  }
+  return static_cast<size_t>(bytes);
 }
 
 bool isFloatingPoint(DataType t) {

@@ -48,7 +48,10 @@ bool isKnownDataType(int32_t v);
 int bitsPerElement(DataType t);
 
 // Bytes needed in raw_data for `count` elements (sub-byte types round up).
+// Bytes of `count` packed elements; throws Error when that does not fit size_t (wasm32: 4 GB)
+// or 64 bits. rawByteSize64 only throws on 64-bit overflow (for estimates and budgets).
 size_t rawByteSize(DataType t, int64_t count);
+uint64_t rawByteSize64(DataType t, int64_t count);
 
 bool isFloatingPoint(DataType t);  // float, double, half, bfloat16, float8, float4
 bool isSignedInteger(DataType t);

@@ -274,7 +274,8 @@ class FoldConstants : public Pass {
         dims.push_back(d.value);
       const int64_t count = checkedElementCount(dims);
       if (count < 0) return std::nullopt;
-      const uint64_t bytes = rawByteSize(t->elem_type, count);
+      if (static_cast<uint64_t>(count) > (UINT64_MAX - 7) / 64) return INT64_MAX / 2;  // huge
+      const uint64_t bytes = rawByteSize64(t->elem_type, count);
       if (bytes > static_cast<uint64_t>(INT64_MAX / 2)) return INT64_MAX / 2;
       total += static_cast<int64_t>(bytes);
       if (total > INT64_MAX / 2) return INT64_MAX / 2;
@@ -309,7 +310,9 @@ class FoldConstants : public Pass {
     for (const Dim& d : t->shape->dims)
       dims.push_back(d.value);
     const int64_t count = checkedElementCount(dims);
-    if (count < 0 || static_cast<int64_t>(rawByteSize(t->elem_type, count)) < kDeferBytes) {
+    if (count < 0 || static_cast<uint64_t>(count) > (UINT64_MAX - 7) / 64 ||
+        rawByteSize64(t->elem_type, count) < static_cast<uint64_t>(kDeferBytes) ||
+        rawByteSize64(t->elem_type, count) > SIZE_MAX) {
       return std::nullopt;
     }
     std::vector<std::optional<Tensor>> held;
