@@ -5,7 +5,8 @@
 // download links (median of --runs), the peak wasm heap the page reports, and the page's
 // weights-to-heap ratio. A reported benchmark; it fails nothing.
 //
-//   node bench/large/page.mjs /work/llm/llama1b.onnx [--runs 3]
+//   node bench/large/page.mjs /work/llm/llama1b.onnx [--runs 3] [--download DIR]
+// --download DIR saves the last run's result files there (to compare with the CLI's output).
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,15 +17,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const model = resolve(args[0]);
 const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 3;
+const downloadDir = args.includes('--download') ? resolve(args[args.indexOf('--download') + 1]) : undefined;
 const files = readdirSync(dirname(model)).filter((f) => f.startsWith(basename(model))).map((f) => join(dirname(model), f)).sort();
 
 const server = await serveStatic({ root: resolve(here, '..', '..', 'build', 'web') });
+const context = async () => browser.newContext({ acceptDownloads: true });
 const browser = await chromium.launch({ executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium', headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 const times = [];
 let heap;
 for (let r = 0; r < runs; r++) {
-  const page = await browser.newPage();
+  const page = await (await context()).newPage();
   await page.goto(server.url);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
   await page.setInputFiles('#file', files);
@@ -37,6 +40,12 @@ for (let r = 0; r < runs; r++) {
   await page.locator('#download').waitFor();
   times.push((Date.now() - t0) / 1000);
   heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
+  if (downloadDir && r === runs - 1) {
+    for (const link of await page.locator('#downloads a').all()) {
+      const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+      await download.saveAs(join(downloadDir, download.suggestedFilename()));
+    }
+  }
   await page.close();
 }
 await browser.close();
