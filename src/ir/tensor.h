@@ -116,6 +116,15 @@ class Tensor {
 // Product of dims, or -1 if a dim is negative or the product overflows int64.
 int64_t checkedElementCount(const std::vector<int64_t>& dims);
 
+// a * b and a + b, false when the result overflows int64 (the shape arithmetic of hostile
+// models: a wrapped size would become a wrong constant or an undersized buffer).
+inline bool checkedMul(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+inline bool checkedAdd(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
 // A sparse tensor: values [NNZ] and indices [NNZ, rank] or [NNZ] over dense `dims`.
 struct SparseTensor {
   Tensor values;

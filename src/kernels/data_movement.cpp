@@ -844,8 +844,14 @@ void inferTile(InferContext& ctx) {
   for (size_t k = 0; k < in->rank(); ++k) {
     const Dim& r = (*reps)[k];
     const Dim& d = in->dims[k];
+    if (r.isKnown() && r.value < 0) ctx.fail("negative repeat " + std::to_string(r.value));
+    int64_t product = 0;
+    if (r.isKnown() && d.isKnown() && !checkedMul(r.value, d.value, &product)) {
+      ctx.fail("repeats " + std::to_string(r.value) + " x dim " + std::to_string(d.value) +
+               " overflow int64");  // ONNX Runtime fails at run time
+    }
     if (r.isKnown() && d.isKnown())
-      out.dims.push_back(Dim::known(r.value * d.value));
+      out.dims.push_back(Dim::known(product));
     else if (r.isKnown() && r.value == 1)
       out.dims.push_back(d);
     else {

@@ -161,6 +161,9 @@ TEST(DataMovement, ExpandTileFlattenSqueeze) {
             (std::vector<int64_t>{6, 4}));
   EXPECT_EQ(run("Squeeze", {x, test::int64Tensor({1}, {-1})})[0].dims(), (std::vector<int64_t>{2}));
   EXPECT_THROW(run("Squeeze", {x, test::int64Tensor({1}, {0})}), Error);
+  // Repeats that wrap the output size, or are negative: refused, never a wrong constant.
+  EXPECT_THROW(run("Tile", {x, test::int64Tensor({2}, {int64_t{1} << 62, 4})}), Error);
+  EXPECT_THROW(run("Tile", {x, test::int64Tensor({2}, {-1, 2})}), Error);
 }
 
 }  // namespace

@@ -252,15 +252,25 @@ void inferRange(InferContext& ctx) {
     const double limit = scalarAsDouble(ctx, *ctx.inputValue(1));
     const double delta = scalarAsDouble(ctx, *ctx.inputValue(2));
     if (delta == 0) ctx.fail("delta must not be zero");
+    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+      ctx.fail("start, limit and delta must be finite");  // ONNX Runtime fails at run time
+    }
     int64_t n = 0;
     if (dt == DataType::kInt64 || dt == DataType::kInt32 || dt == DataType::kInt16) {
-      // Integer count without rounding through double.
-      const int64_t s = static_cast<int64_t>(start), l = static_cast<int64_t>(limit),
-                    d = static_cast<int64_t>(delta);
-      const int64_t span = l - s;
-      n = d > 0 ? (span > 0 ? (span + d - 1) / d : 0) : (span < 0 ? (span + d + 1) / d : 0);
+      // Integer count without rounding through double; the span may not fit int64.
+      auto asInt = [&ctx](double v) {
+        if (!(v > -9.2e18 && v < 9.2e18)) ctx.fail("start, limit and delta must fit int64");
+        return static_cast<int64_t>(v);
+      };
+      const int64_t s = asInt(start), l = asInt(limit), d = asInt(delta);
+      int64_t span = 0;
+      if (!checkedAdd(l, -s, &span)) ctx.fail("limit - start overflows int64");
+      n = d > 0 ? (span > 0 ? span / d + (span % d != 0) : 0)
+                : (span < 0 ? span / d + (span % d != 0) : 0);
     } else {
-      n = std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - start) / delta)), 0);
+      const double q = std::ceil((limit - start) / delta);
+      if (!(q < 9.2e18)) ctx.fail("Range would have " + std::to_string(q) + " elements");
+      n = std::max<int64_t>(static_cast<int64_t>(q), 0);
     }
     ctx.setOutput(0, dt, std::vector<int64_t>{n});
     return;

@@ -2,6 +2,9 @@
 // Constant attributes, ConstantOfShape on symbolic shapes, Range counts.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+
 #include "ir/error.h"
 #include "kernels/common.h"
 #include "kernels/op_registry.h"
@@ -90,6 +93,17 @@ TEST(ShapeOps, RangeCounts) {
   EXPECT_EQ(ints(run("Range", {scalar(3), scalar(9), scalar(3)})[0]), (std::vector<int64_t>{3, 6}));
   EXPECT_EQ(run("Range", {scalar(3), scalar(1), scalar(1)})[0].numElements(), 0);
   EXPECT_THROW(run("Range", {scalar(0), scalar(1), scalar(0)}), Error);
+  // Hostile bounds: refused (ONNX Runtime fails at run time), never a wrapped count.
+  EXPECT_THROW(run("Range", {scalar(INT64_MIN + 1), scalar(INT64_MAX - 1), scalar(1)}), Error);
+  auto f = [](float v) {
+    Tensor t = test::floatTensor({1}, {v});
+    t.reshape({});
+    return t;
+  };
+  EXPECT_THROW(run("Range", {f(0), f(INFINITY), f(1)}), Error);
+  EXPECT_THROW(run("Range", {f(0), f(NAN), f(1)}), Error);
+  EXPECT_THROW(run("Range", {f(0), f(1e30f), f(1e-30f)}), Error);
+  EXPECT_EQ(run("Range", {f(0), f(1), f(0.25f)})[0].numElements(), 4);
 }
 
 TEST(ShapeOps, EyeLikeOffDiagonal) {
