@@ -70,61 +70,38 @@ void release(uintptr_t ptr) {
   std::free(reinterpret_cast<void*>(ptr));
 }
 
-// Thrown (as a JS Error with name "AbortError") when the cancelled callback said so.
-constexpr const char* kAbortName = "AbortError";
-
 // optimize(modelSize, optionsJson, host) -> report JSON string; the model (location "") and
 // its external-data files go out through host.output.
 std::string optimize(double model_size, std::string options_json, val host) {
-  std::string message;
-  const char* name = nullptr;
   bool was_cancelled = false;
-  {
-    try {
-      const onnxfold::ModelInput in = hostModel(host, model_size);
-      onnxfold::Options options;
-      onnxfold::applyOptionsJson(options_json, options);
-      if (host["progress"].typeOf().as<std::string>() == "function") {
-        options.on_progress = [&host](const onnxfold::Progress& p) {
-          host.call<void>("progress", p.stage, p.pass, p.fraction);
-        };
-      }
-      if (host["cancelled"].typeOf().as<std::string>() == "function") {
-        options.cancelled = [&host, &was_cancelled]() {
-          was_cancelled = was_cancelled || host.call<bool>("cancelled");
-          return was_cancelled;
-        };
-      }
-      HostSink out(host, "");
-      const onnxfold::Report report = onnxfold::optimize(in, out, options, hostIO(host));
-      out.flush();
-      return report.toJson(-1);
-    } catch (const std::bad_alloc&) {
-      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-    } catch (const std::exception& e) {
-      message = e.what();
-    }
-  }
-  if (was_cancelled) {
-    message = "optimize was cancelled";
-    name = kAbortName;
-  }
-  throwJsError(message, name);  // outside the catch block, so the C++ exception is finished
+  return guarded(
+      [&] {
+        const onnxfold::ModelInput in = hostModel(host, model_size);
+        onnxfold::Options options;
+        onnxfold::applyOptionsJson(options_json, options);
+        if (host["progress"].typeOf().as<std::string>() == "function") {
+          options.on_progress = [&host](const onnxfold::Progress& p) {
+            host.call<void>("progress", p.stage, p.pass, p.fraction);
+          };
+        }
+        if (host["cancelled"].typeOf().as<std::string>() == "function") {
+          options.cancelled = [&host, &was_cancelled]() {
+            was_cancelled = was_cancelled || host.call<bool>("cancelled");
+            return was_cancelled;
+          };
+        }
+        HostSink out(host, "");
+        const onnxfold::Report report = onnxfold::optimize(in, out, options, hostIO(host));
+        out.flush();
+        return report.toJson(-1);
+      },
+      [&was_cancelled] { return was_cancelled; });
 }
 
 // inspect(modelSize, host) -> summary JSON string.
 std::string inspect(double model_size, val host) {
-  std::string message;
-  {
-    try {
-      return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toJson(-1);
-    } catch (const std::bad_alloc&) {
-      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-    } catch (const std::exception& e) {
-      message = e.what();
-    }
-  }
-  throwJsError(message);
+  return guarded(
+      [&] { return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toJson(-1); });
 }
 
 // optionSchema() -> JSON [{name, flag, type, help}]: the options optimize takes (api/options.cpp).

@@ -3,6 +3,8 @@
 
 #include <emscripten/val.h>
 
+#include <functional>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -17,6 +19,23 @@ namespace onnxfold_wasm {
   if (name != nullptr) error.set("name", emscripten::val(name));
   error.throw_();
   __builtin_unreachable();
+}
+
+// Runs an export's body: its result, or its C++ exception as a JS Error thrown once the C++
+// exception is finished, so the module stays usable. When `cancelled()` says so, the error is
+// an AbortError instead.
+template <class F>
+std::string guarded(F&& body, const std::function<bool()>& cancelled = {}) {
+  std::string message;
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  if (cancelled && cancelled()) throwJsError("optimize was cancelled", "AbortError");
+  throwJsError(message);
 }
 
 // The options object sent as JSON by js/index.js; null for "" or "null".

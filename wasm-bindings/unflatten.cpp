@@ -41,40 +41,23 @@ onnxfold::Options splitOptions(const std::string& text) {
 
 // moduleTree(modelSize, host) -> JSON string.
 std::string moduleTree(double model_size, val host) {
-  std::string message;
-  {
-    try {
-      return onnxfold::moduleTreeJson(hostModel(host, model_size), hostIO(host));
-    } catch (const std::bad_alloc&) {
-      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-    } catch (const std::exception& e) {
-      message = e.what();
-    }
-  }
-  throwJsError(message);
+  return guarded(
+      [&] { return onnxfold::moduleTreeJson(hostModel(host, model_size), hostIO(host)); });
 }
 
 // splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; the two models go out
 // through host.output as locations "prep" and "main".
 std::string splitConstants(double model_size, std::string options_json, val host) {
-  std::string message;
-  {
-    try {
-      const onnxfold::ModelInput in = hostModel(host, model_size);
-      const onnxfold::Options options = splitOptions(options_json);
-      HostSink prep(host, "prep"), main(host, "main");
-      const onnxfold::SplitReport report =
-          onnxfold::splitConstants(in, prep, main, options, hostIO(host));
-      prep.flush();
-      main.flush();
-      return report.toJson(-1);
-    } catch (const std::bad_alloc&) {
-      message = "out of memory: the WebAssembly heap is limited to 4 GB and this model needs more";
-    } catch (const std::exception& e) {
-      message = e.what();
-    }
-  }
-  throwJsError(message);
+  return guarded([&] {
+    const onnxfold::ModelInput in = hostModel(host, model_size);
+    const onnxfold::Options options = splitOptions(options_json);
+    HostSink prep(host, "prep"), main(host, "main");
+    const onnxfold::SplitReport report =
+        onnxfold::splitConstants(in, prep, main, options, hostIO(host));
+    prep.flush();
+    main.flush();
+    return report.toJson(-1);
+  });
 }
 
 }  // namespace
