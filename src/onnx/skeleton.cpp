@@ -157,8 +157,8 @@ class Scanner {
   }
 
  private:
-  static constexpr uint64_t kBuf = 16
-                                   << 10;  // small: a refill may read into a payload it then skips
+  // Small: a refill may read into a payload it then skips.
+  static constexpr uint64_t kBuf = 16 << 10;
 
   uint64_t varint(uint64_t& pos, uint64_t end, Msg m) {
     uint64_t v = 0;
