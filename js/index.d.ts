@@ -5,8 +5,8 @@
 
 /**
  * A model or external-data file: bytes in memory, a Blob/File, or (node only) a file path.
- * Only the .onnx file goes into the WebAssembly heap; external-data files are read range by
- * range when a pass needs values (FileReaderSync in a Worker, fs.readSync in node). A Blob
+ * Only the model's graph goes into the WebAssembly heap; weights (external-data files, and
+ * raw_data of 16 KiB or more in the .onnx itself) are read range by range when a pass needs values (FileReaderSync in a Worker, fs.readSync in node). A Blob
  * outside a Worker (a page's main thread, node) is first read into JS memory, not the heap.
  */
 export type Bytes = Uint8Array | ArrayBuffer | ArrayBufferView | Blob | string;

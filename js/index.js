@@ -3,9 +3,9 @@
 // Uint8Array / ArrayBuffer / Blob / File (and file paths in node), turns options into JSON,
 // parses the report and wraps errors; all the work is in wasm.
 //
-// Only the .onnx file (the graph, plus any weights stored inline) is copied into the wasm heap.
-// External-data files stay where they are: wasm reads the ranges it needs through host.read
-// (fs.readSync on an fd in node, FileReaderSync on blob.slice() in a Worker, a subarray of
+// Only the model's graph goes into the wasm heap: weights (external-data files, and raw_data
+// of 16 KiB or more inside the .onnx) stay where they are; wasm reads the ranges it needs
+// through host.read (fs.readSync on an fd in node, FileReaderSync on blob.slice() in a Worker, a subarray of
 // bytes in memory), and the output comes back as a plan of heap bytes and input ranges, which
 // this layer assembles without the heap: a Blob of File slices, a streamed file copy in node,
 // or one Uint8Array. Types: js/index.d.ts.
@@ -259,14 +259,6 @@ function openFileSource(file, what) {
     part: undefined,
     close() { try { fs.closeSync(fd); } catch { /* closed */ } },
   };
-}
-
-function allocOrThrow(M, len, what) {
-  try {
-    return M.alloc(len);
-  } catch (e) {
-    throw wrapError(what, e);
-  }
 }
 
 // --- outputs: the plan wasm writes, assembled here -----------------------------------------------
@@ -544,17 +536,25 @@ function parseReport(json) {
  * @returns {Promise<{model: Uint8Array|Blob, externalData: Record<string, Uint8Array|Blob>, report: object}>}
  */
 export async function optimize(bytes, options = {}) {
-  checkCallbacks(options);
-  const json = await optionsJson(options);  // validate before any reading
-  const mode = outputMode(bytes, options);
-  let output;
-  const report = await withCall('optimize', bytes, {
-    options,
-    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
-  }, (M, size, host) => M.optimize(size, json, host));
+  const { output, report } = await inMemory('optimize', bytes, options,
+    (M, size, json, host) => M.optimize(size, json, host));
   const externalData = {};
   for (const location of output.locations()) if (location !== '') externalData[location] = output.take(location);
   return { model: output.take(''), externalData, report: parseReport(report) };
+}
+
+// optimize and splitConstants: options checked before anything is read, outputs assembled in
+// memory ('bytes' or 'blob', outputMode).
+async function inMemory(what, bytes, options, call) {
+  checkCallbacks(options);
+  const json = await optionsJson(options);
+  const mode = outputMode(bytes, options);
+  let output;
+  const report = await withCall(what, bytes, {
+    options,
+    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
+  }, (M, size, host) => call(M, size, json, host));
+  return { output, report };
 }
 
 /**
@@ -633,14 +633,8 @@ export async function moduleTree(bytes, options = {}) {
 
 /** Splits a model into a constant-preparation model and the main model. */
 export async function splitConstants(bytes, options = {}) {
-  checkCallbacks(options);
-  const json = await optionsJson(options);
-  const mode = outputMode(bytes, options);
-  let output;
-  const report = await withCall('splitConstants', bytes, {
-    options,
-    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
-  }, (M, size, host) => M.splitConstants(size, json, host));
+  const { output, report } = await inMemory('splitConstants', bytes, options,
+    (M, size, json, host) => M.splitConstants(size, json, host));
   return { prep: output.take('prep'), main: output.take('main'), report: JSON.parse(report) };
 }
 

@@ -3,11 +3,12 @@
 // options into JSON, the report back into objects and copies bytes in and out),
 // so no Embind type leaks to users.
 //
-// The model's bytes cross as a (pointer, length) block the JS layer allocated with
-// alloc() and filled; everything else (external data in, the output plan out,
-// progress, cancel) goes through the `host` object described in host.h, the same
-// for every export. Nothing is zero-filled that is about to be overwritten (on the
-// machines we run on, first-touched memory costs ~3 ms/MB).
+// Every export takes the model's size and the `host` object described in host.h:
+// the model is host source 0, read range by range like external data (a skeleton
+// read keeps large raw_data in the file); the output plan, progress and cancel go
+// through it too, the same for every export. alloc()/release() remain for callers
+// that hand the module heap blocks themselves. Nothing is zero-filled that is about to be
+// overwritten (on the machines we run on, first-touched memory costs ~3 ms/MB).
 //
 // Every export catches C++ exceptions and throws a JS Error with the message
 // (Emscripten 3.1.6 would otherwise surface an opaque WebAssembly.Exception);

@@ -51,8 +51,8 @@ class Buffer {
   uint64_t sourceOffset() const;
   // Copies [offset, offset + n) of this buffer to dst without making it resident.
   void copyTo(uint64_t offset, size_t n, uint8_t* dst) const;
-  // Forgets the bytes read from a source (every copy shares them); they are read again
-  // when next needed. No effect on other buffers.
+  // Forgets the bytes read from a source range, for every copy of this Buffer (they
+  // share them); they are read again when next needed. No effect on other Buffers.
   void release() const;
 
   // A sub-range sharing the same owner or source. Precondition: offset + size <= size().
@@ -65,7 +65,7 @@ class Buffer {
   // Storage allocated by Buffers (allocate*, copyOf, source reads), process-wide.
   static MemoryStats memoryStats();
   static void resetPeakMemory();
-  // Allocations that would take the live total over `bytes` throw Error (0: no limit).
+  // Allocations that would take the live total over `bytes` throw ResourceError (0: no limit).
   // In wasm the limit is on the whole heap, checked at each allocation.
   static void setMemoryLimit(uint64_t bytes);
   // The wasm heap's size (it only grows: its peak); natively the live total above.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "ir/hash.h"
 
 namespace onnxfold {
 
@@ -123,26 +124,6 @@ bool forEachChunk(const Buffer& a, const Buffer* b, F&& f) {
   return true;
 }
 
-constexpr uint64_t kFnvBasis = 1469598103934665603ull;
-constexpr uint64_t kFnvPrime = 1099511628211ull;
-
-void mixBytes(uint64_t& h, const void* p, size_t n) {
-  const auto* b = static_cast<const uint8_t*>(p);
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ b[i]) * kFnvPrime;
-}
-
-// Whole 8-byte words: one multiply per word instead of per byte.
-void mixWords(uint64_t& h, const uint8_t* p, size_t n) {
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * kFnvPrime;
-    h ^= h >> 29;
-  }
-  mixBytes(h, p, n);
-}
-
 }  // namespace
 
 bool Tensor::sameContent(const Tensor& o) const {
@@ -151,13 +132,11 @@ bool Tensor::sameContent(const Tensor& o) const {
   if (buffer_.size() != o.buffer_.size()) return false;
   const Buffer& a = buffer_;
   const Buffer& b = o.buffer_;
-  if (a.isSourceRange() && b.isSourceRange() && a.source() == b.source() &&
-      a.sourceOffset() == b.sourceOffset()) {
-    return true;
-  }
+  // The same range of one source, or of two computing the same bytes (identity()).
   if (a.isSourceRange() && b.isSourceRange() && a.sourceOffset() == b.sourceOffset() &&
-      a.source()->identity() && a.source()->identity() == b.source()->identity()) {
-    return true;  // the same computation of the same inputs
+      (a.source() == b.source() ||
+       (a.source()->identity() && a.source()->identity() == b.source()->identity()))) {
+    return true;
   }
   if (a.isResident() && b.isResident() && a.data() == b.data()) return true;
   return forEachChunk(a, &b, [](const uint8_t* pa, const uint8_t* pb, size_t n) {
@@ -169,27 +148,23 @@ uint64_t Tensor::contentHash() const {
   // Cached: every mutator (mutableBytes, mutableStrings, setBuffer, reshape) drops it.
   if (hash_valid_) return hash_;
   // FNV-1a over dtype, dims and bytes: cheap, deterministic across builds.
-  uint64_t h = kFnvBasis;
-  const auto dt = static_cast<int32_t>(dtype_);
-  mixBytes(h, &dt, sizeof dt);
+  Fnv1a h;
+  h.pod(static_cast<int32_t>(dtype_));
   for (int64_t d : dims_)
-    mixBytes(h, &d, sizeof d);
+    h.pod(d);
   if (dtype_ == DataType::kString) {
-    for (const auto& s : strings_) {
-      const uint64_t n = s.size();
-      mixBytes(h, &n, sizeof n);
-      mixBytes(h, s.data(), s.size());
-    }
+    for (const auto& s : strings_)
+      h.str(s);
   } else {
     // Chunked words; a chunk boundary is a multiple of 8, so this equals one pass.
     forEachChunk(buffer_, nullptr, [&h](const uint8_t* p, const uint8_t*, size_t n) {
-      mixWords(h, p, n);
+      h.words(p, n);
       return true;
     });
   }
-  hash_ = h;
+  hash_ = h.h;
   hash_valid_ = true;
-  return h;
+  return hash_;
 }
 
 uint64_t Tensor::sampleHash() const {
@@ -197,18 +172,16 @@ uint64_t Tensor::sampleHash() const {
   if (dtype_ == DataType::kString || buffer_.size() <= kSamples * kSampleBytes) {
     return contentHash();
   }
-  uint64_t h = kFnvBasis;
-  const auto dt = static_cast<int32_t>(dtype_);
-  mixBytes(h, &dt, sizeof dt);
+  Fnv1a h;
+  h.pod(static_cast<int32_t>(dtype_));
   for (int64_t d : dims_)
-    mixBytes(h, &d, sizeof d);
+    h.pod(d);
   if (buffer_.isSourceRange() && buffer_.source()->identity()) {
     // Computed bytes (a deferred fold): hashed by how they are computed, not computed here.
     // Two different computations of equal bytes are then not pooled.
-    const uint64_t id = *buffer_.source()->identity(), off = buffer_.sourceOffset();
-    mixBytes(h, &id, sizeof id);
-    mixBytes(h, &off, sizeof off);
-    return h;
+    h.pod(*buffer_.source()->identity());
+    h.pod(buffer_.sourceOffset());
+    return h.h;
   }
   // Evenly spread samples, first and last included: weights that differ (trained or random)
   // differ almost everywhere, so this rejects them after reading 1 KiB each.
@@ -216,9 +189,9 @@ uint64_t Tensor::sampleHash() const {
   const size_t span = buffer_.size() - kSampleBytes;
   for (size_t i = 0; i < kSamples; ++i) {
     buffer_.copyTo(span * i / (kSamples - 1), kSampleBytes, sample);
-    mixWords(h, sample, kSampleBytes);
+    h.words(sample, kSampleBytes);
   }
-  return h;
+  return h.h;
 }
 
 }  // namespace onnxfold

@@ -208,7 +208,8 @@ class FoldConstants : public Pass {
         for (const Value* v : n->inputs())
           inputs.push_back(v ? prop.knownValue(v) : nullptr);
         // Over the budget by the inferred output types: skipped before anything is allocated.
-        if (std::optional<int64_t> bytes = inferredOutputBytes(*n, inf.opset, inputs)) {
+        const std::vector<std::optional<Type>> types = inferredOutputTypes(*n, inf.opset, inputs);
+        if (std::optional<int64_t> bytes = inferredOutputBytes(*n, types)) {
           if (std::string over = overBudget(n, *bytes - freedBytes(n, prop), ctx); !over.empty()) {
             if (explain) ctx.explain(*n, std::move(over));
             ctx.count("folds skipped (size budget)");
@@ -216,7 +217,7 @@ class FoldConstants : public Pass {
           }
         }
         try {
-          if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs)) {
+          if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs, types)) {
             outs.push_back(std::move(*later));
           } else {
             outs = evaluateNode(*n, inf.opset, inputs);
@@ -260,14 +261,26 @@ class FoldConstants : public Pass {
            std::to_string(budget) + ")";
   }
 
-  // The bytes of all outputs as inference types them (static numeric tensors), or nullopt.
-  static std::optional<int64_t> inferredOutputBytes(const Node& n, int64_t opset,
-                                                    const std::vector<const Tensor*>& inputs) {
+  // Each output's static type as inference gives it from the known inputs (reading only
+  // small ones: axes, shapes), or nullopt; computed once for the budget and for deferral.
+  static std::vector<std::optional<Type>> inferredOutputTypes(
+      const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs) {
     constexpr int64_t kMaxValueElements = 1 << 16;
+    std::vector<std::optional<Type>> types(n.numOutputs());
+    for (size_t i = 0; i < n.numOutputs(); ++i) {
+      if (n.output(i) != nullptr)
+        types[i] = inferOutputType(n, opset, inputs, i, kMaxValueElements);
+    }
+    return types;
+  }
+
+  // The bytes of all outputs as inference types them (static numeric tensors), or nullopt.
+  static std::optional<int64_t> inferredOutputBytes(const Node& n,
+                                                    const std::vector<std::optional<Type>>& types) {
     int64_t total = 0;
     for (size_t i = 0; i < n.numOutputs(); ++i) {
       if (n.output(i) == nullptr) continue;
-      const std::optional<Type> t = inferOutputType(n, opset, inputs, i, kMaxValueElements);
+      const std::optional<Type>& t = types[i];
       if (!t || t->elem_type == DataType::kString) return std::nullopt;
       std::vector<int64_t> dims;
       for (const Dim& d : t->shape->dims)
@@ -287,9 +300,9 @@ class FoldConstants : public Pass {
   // becomes a FoldRecipe, computed when its bytes are needed (mostly by the writer, one
   // at a time), so rewriting every weight never holds them all.
   static std::optional<Tensor> deferredResult(const Node& n, int64_t opset,
-                                              const std::vector<const Tensor*>& inputs) {
+                                              const std::vector<const Tensor*>& inputs,
+                                              const std::vector<std::optional<Type>>& types) {
     constexpr int64_t kDeferBytes = 64 << 10;
-    constexpr int64_t kMaxValueElements = 1 << 16;  // what inference may read (axes, shapes)
     if (n.numOutputs() != 1 || n.output(0) == nullptr || !n.domain.empty()) return std::nullopt;
     // Only ops whose kernel cannot fail once inference accepted the inputs: a recipe that
     // fails when written would fail the whole run, where an eager fold is just skipped.
@@ -300,7 +313,7 @@ class FoldConstants : public Pass {
     for (const char* op : kDeferrable)
       deferrable = deferrable || n.op_type == op;
     if (!deferrable) return std::nullopt;
-    const std::optional<Type> t = inferOutputType(n, opset, inputs, 0, kMaxValueElements);
+    const std::optional<Type>& t = types[0];
     if (!t || t->elem_type == DataType::kString) return std::nullopt;
     // Arithmetic only on floats (integer kernels may check for overflow).
     const bool arithmetic =

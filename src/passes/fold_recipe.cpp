@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "ir/hash.h"
 #include "kernels/op_registry.h"
 
 namespace onnxfold {
@@ -12,21 +13,8 @@ namespace {
 // The one recipe whose result is in memory (single-threaded by design).
 const FoldRecipe* g_resident = nullptr;
 
-struct Hasher {
-  uint64_t h = 1469598103934665603ull;
-  void bytes(const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    for (size_t i = 0; i < n; ++i)
-      h = (h ^ b[i]) * 1099511628211ull;
-  }
-  template <class T>
-  void pod(const T& v) {
-    bytes(&v, sizeof v);
-  }
-  void str(const std::string& s) {
-    pod(s.size());
-    bytes(s.data(), s.size());
-  }
+// Fnv1a plus tensors by identity.
+struct Hasher : Fnv1a {
   // A tensor by where its bytes come from (source and offset) or, when they are in
   // memory only, by its content.
   void tensor(const Tensor& t) {
