@@ -264,6 +264,20 @@ export function optimizeFile(inputPath: string, outputPath: string, options?: Op
 
 export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;
 
+/**
+ * Checks a model against ONNX's rules: op schemas at the imported opset (input and output
+ * counts, attributes, type constraints), graph structure, names, tensors, functions and
+ * subgraphs, and contradictions shape inference finds. optimize() and splitConstants() run
+ * the same checks first and reject an invalid model with an OnnxfoldError.
+ */
+export function validate(bytes: Bytes, options?: InspectOptions): Promise<ValidationResult>;
+
+export interface ValidationResult {
+  valid: boolean;
+  /** The first problem found: where (graph > node > field) and what. */
+  error?: string;
+}
+
 export function moduleTree(bytes: Bytes, options?: InspectOptions): Promise<ModuleTree>;
 
 export function splitConstants(bytes: Bytes, options?: Pick<OptimizeOptions, 'foldDequantizeWeights' | 'externalData' | 'output'>): Promise<SplitConstantsResult>;

@@ -625,6 +625,15 @@ export async function inspect(bytes, options = {}) {
   return JSON.parse(json);
 }
 
+/**
+ * Checks a model against ONNX's rules (what optimize checks before any pass).
+ * @returns {Promise<{valid: boolean, error?: string}>} `error` names the node and field.
+ */
+export async function validate(bytes, options = {}) {
+  const json = await withCall('validate', bytes, { options }, (M, size, host) => M.validate(size, host));
+  return JSON.parse(json);
+}
+
 /** The model's module hierarchy, recovered from node names (see index.d.ts ModuleTree). */
 export async function moduleTree(bytes, options = {}) {
   const json = await withCall('moduleTree', bytes, { options }, (M, size, host) => M.moduleTree(size, host));

@@ -105,6 +105,23 @@ std::string inspect(double model_size, val host) {
       [&] { return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toJson(-1); });
 }
 
+// validate(modelSize, host) -> JSON {"valid": bool, "error": string}: an invalid model is an
+// answer, not a failure (other errors, e.g. a file that cannot be read, still throw).
+std::string validate(double model_size, val host) {
+  return guarded([&] {
+    nlohmann::json j;
+    try {
+      onnxfold::validate(hostModel(host, model_size), hostIO(host));
+      j["valid"] = true;
+    } catch (const onnxfold::ValidationError& e) {
+      j = {{"valid", false}, {"error", e.what()}};
+    } catch (const onnxfold::ParseError& e) {
+      j = {{"valid", false}, {"error", e.what()}};
+    }
+    return j.dump();
+  });
+}
+
 // optionSchema() -> JSON [{name, flag, type, help}]: the options optimize takes (api/options.cpp).
 std::string optionSchema() {
   return onnxfold::optionSpecsJson();
@@ -129,6 +146,7 @@ EMSCRIPTEN_BINDINGS(onnxfold) {
   emscripten::function("release", &release);
   emscripten::function("optimize", &optimize);
   emscripten::function("inspect", &inspect);
+  emscripten::function("validate", &validate);
   emscripten::function("version", &version);
   emscripten::function("passes", &passes);
   emscripten::function("optionSchema", &optionSchema);

@@ -305,6 +305,10 @@ ModelSummary inspectFile(const std::string& path) {
                  fileExternalIO(path, path, nullptr));
 }
 
+void validateFile(const std::string& path) {
+  validate(ModelInput(std::make_shared<FileSource>(path)), fileExternalIO(path, path, nullptr));
+}
+
 std::string modelTextFile(const std::string& path) {
   return modelText(readFileBuffer(path), fileExternalIO(path, path, nullptr));
 }

@@ -40,6 +40,8 @@ class AtomicFile : public Sink {
 Report optimizeFile(const std::string& in, const std::string& out, Options options);
 
 ModelSummary inspectFile(const std::string& path);
+// validate() on a file (its external data read from its folder, range by range).
+void validateFile(const std::string& path);
 
 // split-constants on files: prep and main are each written atomically (main after
 // prep, so a failed run leaves at most prep).

@@ -171,6 +171,10 @@ struct Report {
   std::string toJson(int indent = 2) const;
 };
 
+// Checks the model against ONNX's rules (passes/validate.h lists them): returns when it is
+// valid, throws ValidationError (or ParseError) naming the first problem otherwise.
+void validate(const ModelInput& model, const ExternalDataIO& io = {});
+
 // Summary of a model (the CLI's `info`).
 ModelSummary inspect(const ModelInput& model, const ExternalDataIO& io = {});
 

@@ -12,6 +12,7 @@
 #include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
 #include "passes/unflatten/module_tree.h"
+#include "passes/validate.h"
 
 namespace onnxfold {
 
@@ -43,6 +44,12 @@ ModelSummary inspect(const ModelInput& bytes, const ExternalDataIO& io) {
   ro.open_external = io.open;
   std::unique_ptr<Model> m = readInput(bytes, ro);
   return summarize(*m);
+}
+
+void validate(const ModelInput& bytes, const ExternalDataIO& io) {
+  ReadOptions ro;
+  ro.open_external = io.open;
+  validateModel(*readInput(bytes, ro));
 }
 
 std::string modelText(const ModelInput& bytes, const ExternalDataIO& io) {
@@ -102,6 +109,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     };
   }
   std::unique_ptr<Model> model = readInput(bytes, ro);
+  validateModel(*model);  // an invalid model is refused before any pass
   report.read_ms = msSince(t0);
   report.before = summarize(*model);
   {

@@ -21,6 +21,7 @@
 #include "onnx/writer.h"
 #include "passes/passes.h"
 #include "passes/unflatten/module_body.h"
+#include "passes/validate.h"
 
 namespace onnxfold {
 
@@ -89,6 +90,7 @@ SplitReport splitConstants(const ModelInput& bytes, Sink& prep_out, Sink& main_o
   ReadOptions ro;
   ro.open_external = io.open;
   std::unique_ptr<Model> model = readInput(bytes, ro);
+  validateModel(*model);
   Graph& g = *model->graph;
   SplitReport report;
   report.original_nodes = g.numNodes();

@@ -1,4 +1,4 @@
-// onnxfold command-line tool: info, optimize, passes, tree, split-constants.
+// onnxfold command-line tool: info, check, optimize, passes, tree, split-constants.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -128,6 +128,13 @@ int main(int argc, char** argv) {
   bool info_graph = false;
   info->add_flag("--graph", info_graph, "Print the whole graph, one node per line");
 
+  // check
+  auto* check = app.add_subcommand(
+      "check",
+      "Check a model against ONNX's rules (what optimize checks first); exit 1 if invalid");
+  std::string check_path;
+  check->add_option("model", check_path, "The .onnx file")->required();
+
   // optimize
   auto* opt = app.add_subcommand("optimize", "Optimize a model and write the result");
   std::string in_path, out_path, report_path;
@@ -183,6 +190,11 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (check->parsed()) {
+      onnxfold::validateFile(check_path);
+      std::cout << check_path << ": valid\n";
+      return 0;
+    }
     if (info->parsed()) {
       if (info_graph) {
         std::cout << onnxfold::modelTextFile(info_path);

@@ -65,4 +65,13 @@ std::string errorText(std::string_view text) {
          s.substr(tail_start);
 }
 
+bool isValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8Length(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
 }  // namespace onnxfold

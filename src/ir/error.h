@@ -13,6 +13,8 @@ namespace onnxfold {
 // in a hostile model can be any bytes, and the line goes to terminals and JSON.
 constexpr size_t kMaxErrorBytes = 1000;
 std::string errorText(std::string_view text);
+// True when `text` is valid UTF-8 (RFC 3629).
+bool isValidUtf8(std::string_view text);
 
 class Error : public std::runtime_error {
  public:
@@ -24,6 +26,21 @@ class Error : public std::runtime_error {
 class ResourceError : public Error {
  public:
   explicit ResourceError(const std::string& what) : Error(what) {}
+};
+
+// The model breaks a rule of ONNX (passes/validate.h): a schema, a type constraint, a shape
+// inference finds contradictory. `where` names the node or field.
+class ValidationError : public Error {
+ public:
+  ValidationError(const std::string& where, const std::string& problem)
+      : Error(where.empty() ? problem : where + ": " + problem) {}
+};
+
+// Something onnxfold does not handle (a mode, an element type a kernel lacks) in a model that
+// may well be valid: never a reason to refuse the model, only not to fold.
+class UnsupportedError : public Error {
+ public:
+  explicit UnsupportedError(const std::string& what) : Error(what) {}
 };
 
 // Malformed or unsupported model bytes. `where` is the path to the offending

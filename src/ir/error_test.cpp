@@ -39,7 +39,7 @@ TEST(ErrorText, ValidUtf8OneLineBounded) {
   EXPECT_EQ(std::string(Error("short").what()), "short");
 }
 
-TEST(ErrorText, TheReportOfAModelWithBinaryNamesIsValidJson) {
+TEST(ErrorText, AModelWithBinaryNamesIsRefusedInValidUtf8AndItsSummaryIsValidJson) {
   test::ModelBuilder b;
   Value* x = b.input("x\xff", DataType::kFloat, {2});
   b.output(b.op("Neg", {x}, {}, "n\xfe"));
@@ -47,9 +47,17 @@ TEST(ErrorText, TheReportOfAModelWithBinaryNamesIsValidJson) {
   StringSink out;
   Options o;
   o.passes = {"fold-constants"};
-  const Report r = optimize(test::bufferOf(bytes), out, o);
+  try {
+    optimize(test::bufferOf(bytes), out, o);
+    ADD_FAILURE() << "a model whose names are not UTF-8 was accepted";
+  } catch (const ValidationError& e) {
+    EXPECT_TRUE(validUtf8(e.what())) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid UTF-8"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(out.out.empty());
+  // `info` still describes it, and its JSON stays valid.
   std::string json;
-  ASSERT_NO_THROW(json = r.toJson());
+  ASSERT_NO_THROW(json = inspect(test::bufferOf(bytes)).toJson());
   EXPECT_TRUE(validUtf8(json));
   EXPECT_NE(json.find("x\xEF\xBF\xBD"), std::string::npos);
 }

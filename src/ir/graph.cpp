@@ -268,6 +268,11 @@ void Node::forEachSubgraph(const std::function<void(Graph&)>& f) const {
 
 std::string Node::displayName() const {
   if (!name.empty()) return "'" + name + "'";
+  // By its first output: O(1), where a position costs a walk (messages about every node of a
+  // million-node graph would be quadratic).
+  for (const Value* v : outputs()) {
+    if (v != nullptr && !v->name().empty()) return op_type + " -> '" + v->name() + "'";
+  }
   size_t k = 0;
   for (const Node* n = prev_; n != nullptr; n = n->prev_)
     ++k;

@@ -211,7 +211,7 @@ class Node {
   // Calls f on every subgraph held by this node's attributes.
   void forEachSubgraph(const std::function<void(Graph&)>& f) const;
 
-  // "name" or "op_type #k" for messages.
+  // For messages: "'name'", else "op_type -> 'first output'", else "op_type #position".
   std::string displayName() const;
 
  private:

@@ -450,7 +450,7 @@ TEST(Graph, VerifierRejectsUseBeforeDefinitionNamingTheNode) {
   bad->name.clear();
   r = verify(b.model());
   EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.message.find("Abs #0"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("Abs -> 'Abs_out'"), std::string::npos) << r.message;
 
   b.graph().eraseNode(bad);
   EXPECT_TRUE(verified(b.model()));
@@ -473,7 +473,7 @@ TEST(Graph, VerifierRejectsACaptureOfALaterValue) {
   VerifyResult r = verify(*m);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("then_branch"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("Relu #0 (Relu)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("Relu -> 'Relu_out' (Relu)"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("not defined before"), std::string::npos) << r.message;
   // Restore (a graph must be valid to be destroyed: uses go before definitions).
   relu->setInput(0, before);
@@ -529,7 +529,7 @@ TEST(Graph, AttributesAndDisplayNames) {
   EXPECT_EQ(n->attrInt("group", 1), 3);
   EXPECT_TRUE(n->removeAttr("pads"));
   EXPECT_FALSE(n->removeAttr("pads"));
-  EXPECT_EQ(n->displayName(), "Conv #0");
+  EXPECT_EQ(n->displayName(), "Conv -> 'Conv_out'");
   n->name = "conv1";
   EXPECT_EQ(n->displayName(), "'conv1'");
   EXPECT_TRUE(n->isOp("Conv"));

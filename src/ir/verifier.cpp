@@ -89,22 +89,23 @@ class Verifier {
     const Node* prev = nullptr;
     for (const Node* n : g.nodes()) {
       ++count;
-      const std::string where = "node " + n->displayName() + " (" + n->op_type + ")";
-      if (n->graph() != &g) return fail(g, where + " belongs to another graph");
-      if (n->prev() != prev) return fail(g, where + " has a broken list link");
+      // Built only on failure: displayName() of an unnamed node counts its predecessors.
+      const auto where = [n] { return "node " + n->displayName() + " (" + n->op_type + ")"; };
+      if (n->graph() != &g) return fail(g, where() + " belongs to another graph");
+      if (n->prev() != prev) return fail(g, where() + " has a broken list link");
       prev = n;
-      if (n->op_type.empty()) return fail(g, where + " has no op_type");
+      if (n->op_type.empty()) return fail(g, where() + " has no op_type");
       for (size_t i = 0; i < n->numInputs(); ++i) {
         const Value* v = n->input(i);
         if (v == nullptr) continue;
         if (!visible(v)) {
-          return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
+          return fail(g, where() + " input " + std::to_string(i) + " '" + v->name() +
                              "' is not defined before it (order or scope)");
         }
         // Recorded where the node says; with the totals compared at the end (every use
         // names a slot holding its value), exactly once. Linear in the number of uses.
         if (!n->inputRecorded(i)) {
-          return fail(g, where + " input " + std::to_string(i) + " '" + v->name() +
+          return fail(g, where() + " input " + std::to_string(i) + " '" + v->name() +
                              "' is not recorded in its use list");
         }
         if (defined.count(v)) ++slots;
@@ -114,7 +115,7 @@ class Verifier {
       n->forEachSubgraph([&](Graph& sg) {
         if (!sub_ok) return;
         if (sg.parent() != &g) {
-          sub_ok = fail(g, where + " holds subgraph '" + sg.name + "' whose parent is wrong");
+          sub_ok = fail(g, where() + " holds subgraph '" + sg.name + "' whose parent is wrong");
           return;
         }
         sub_ok = graph(sg);
@@ -124,9 +125,9 @@ class Verifier {
         const Value* v = n->output(i);
         if (v == nullptr) continue;
         if (v->producer() != n || v->producerIndex() != i) {
-          return fail(g, where + " output '" + v->name() + "' does not point back to it");
+          return fail(g, where() + " output '" + v->name() + "' does not point back to it");
         }
-        if (v->name().empty()) return fail(g, where + " has an output without a name");
+        if (v->name().empty()) return fail(g, where() + " has an output without a name");
         if (!define(g, v, names)) return false;
       }
     }

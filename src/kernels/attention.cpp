@@ -120,7 +120,7 @@ std::vector<Acc> readAs(const OpContext& ctx, const Tensor& t) {
     for (size_t i = 0; i < v.size(); ++i)
       v[i] = static_cast<Acc>(toDouble(t.at<T>(i)));
   });
-  if (!ok) ctx.fail("unsupported element type " + std::string(dataTypeName(t.dtype())));
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(t.dtype())));
   return v;
 }
 
@@ -550,7 +550,7 @@ void inferLinearAttention(InferContext& ctx) {
   }
   const std::string rule = ctx.attrString("update_rule", "gated_delta");
   if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta") {
-    ctx.fail("unsupported update_rule '" + rule + "'");
+    ctx.unsupported("unsupported update_rule '" + rule + "'");
   }
   const bool gating = rule == "gated" || rule == "gated_delta";
   const bool delta = rule == "delta" || rule == "gated_delta";

@@ -735,7 +735,8 @@ DataType quantizeOutputType(const InferContext& ctx) {
   DataType t = attr != DataType::kUndefined ? attr
                : zp != DataType::kUndefined ? zp
                                             : DataType::kUint8;
-  if (!isQuantType(t)) ctx.fail("unsupported quantized type " + std::string(dataTypeName(t)));
+  if (!isQuantType(t))
+    ctx.unsupported("unsupported quantized type " + std::string(dataTypeName(t)));
   return t;
 }
 
@@ -872,7 +873,7 @@ void computeQuantize(ComputeContext& ctx) {
 void inferDequantize(InferContext& ctx) {
   const DataType xt = ctx.inputDtype(0);
   if (xt != DataType::kUndefined && xt != DataType::kInt32 && !isQuantType(xt)) {
-    ctx.fail("unsupported quantized input type " + std::string(dataTypeName(xt)));
+    ctx.unsupported("unsupported quantized input type " + std::string(dataTypeName(xt)));
   }
   if (ctx.hasInput(2) && ctx.inputDtype(2) != DataType::kUndefined && xt != DataType::kUndefined &&
       ctx.inputDtype(2) != xt) {
@@ -884,7 +885,7 @@ void inferDequantize(InferContext& ctx) {
     out = DataType::kFloat;  // not an output type: needs output_dtype
   if (out != DataType::kFloat && out != DataType::kFloat16 && out != DataType::kBfloat16 &&
       out != DataType::kUndefined) {
-    ctx.fail("unsupported output type " + std::string(dataTypeName(out)));
+    ctx.unsupported("unsupported output type " + std::string(dataTypeName(out)));
   }
   checkScaleShapes(ctx);
   sameShapeAs(ctx, 0, out);

@@ -173,7 +173,8 @@ double scalarAsDouble(const OpContext& ctx, const Tensor& t) {
     using T = typename decltype(tag)::type;
     v = toDouble(t.at<T>(0));
   });
-  if (!ok) ctx.fail(std::string("unsupported scalar type ") + std::string(dataTypeName(t.dtype())));
+  if (!ok)
+    ctx.unsupported(std::string("unsupported scalar type ") + std::string(dataTypeName(t.dtype())));
   return v;
 }
 

@@ -61,9 +61,11 @@ void inferLoop(InferContext& ctx) {
   if (body->outputs().size() < 1 + carried) ctx.fail("body has too few outputs");
   for (size_t i = 0; i < carried && i < ctx.numOutputs(); ++i) {
     // The final value has the initial value's type, refined by the body's output where they agree.
+    // An initial optional (None) carried into a body that gives a plain value: the body's.
     const Type* init = ctx.inputType(2 + i);
     const Type& out = body->outputs()[1 + i]->type;
-    ctx.setOutputType(i, init != nullptr ? mergeBranchTypes(*init, out) : out);
+    const bool use_body = init == nullptr || (!out.isNone() && init->kind != out.kind);
+    ctx.setOutputType(i, use_body ? out : mergeBranchTypes(*init, out));
   }
   Dim trips;
   if (const Tensor* m = ctx.inputValue(0);

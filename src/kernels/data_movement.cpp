@@ -26,8 +26,8 @@ namespace kernels {
 size_t elementBytes(const OpContext& ctx, DataType t) {
   const int bits = bitsPerElement(t);
   if (t != DataType::kString && bits < 8) {
-    ctx.fail(std::string("element type ") + std::string(dataTypeName(t)) +
-             " is not supported by this kernel");
+    ctx.unsupported(std::string("element type ") + std::string(dataTypeName(t)) +
+                    " is not supported by this kernel");
   }
   return static_cast<size_t>(bits / 8);
 }
@@ -147,7 +147,7 @@ void mappedCopy(const OpContext& ctx, const Tensor& in, Tensor& out,
     case 16:
       return mappedCopyBytes<16>(src, dst, out_dims, axes, fv);
     default:
-      ctx.fail("unsupported element size");
+      ctx.unsupported("unsupported element size");
   }
 }
 
@@ -401,12 +401,14 @@ void inferReshape(InferContext& ctx) {
   std::vector<std::string> in_syms;
   if (in != nullptr) {
     for (const Dim& d : in->dims) {
-      if (d.isKnown())
-        in_known *= d.value;
-      else if (!d.param.empty())
+      if (d.isKnown()) {
+        // No tensor holds more than int64 elements: a product past it is a hostile shape.
+        in_known = ctx.sizeMul(in_known, d.value);
+      } else if (!d.param.empty()) {
         in_syms.push_back(d.param);
-      else
+      } else {
         counts_known = false;
+      }
     }
   }
   int64_t out_known = 1;
@@ -415,7 +417,7 @@ void inferReshape(InferContext& ctx) {
     if (static_cast<int64_t>(k) == infer_at) continue;
     const Dim& d = out.dims[k];
     if (d.isKnown()) {
-      out_known *= d.value;
+      out_known = ctx.sizeMul(out_known, d.value);  // as above
       continue;
     }
     auto it = std::find(in_syms.begin(), in_syms.end(), d.param);
@@ -917,7 +919,7 @@ std::string padMode(const OpContext& ctx) {
   const std::string mode = ctx.attrString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" &&
       !(mode == "wrap" && ctx.opset() >= 19)) {
-    ctx.fail("unsupported mode '" + mode + "'");
+    ctx.unsupported("unsupported mode '" + mode + "'");
   }
   return mode;
 }
@@ -1066,6 +1068,7 @@ void computeCenterCropPad(ComputeContext& ctx) {
 int64_t blockSize(const OpContext& ctx) {
   const int64_t b = ctx.attrInt("blocksize", 0);
   if (b <= 0) ctx.fail("blocksize must be positive");
+  ctx.sizeMul(b, b);  // blocksize^2 divides or multiplies the channels: it must not wrap
   return b;
 }
 
@@ -1084,8 +1087,10 @@ void inferDepthToSpace(InferContext& ctx) {
   const Dim& c = in->dims[1];
   if (c.isKnown() && c.value % (b * b) != 0) ctx.fail("channels are not divisible by blocksize^2");
   out.dims[1] = c.isKnown() ? Dim::known(c.value / (b * b)) : ctx.newSymbol();
-  for (size_t k = 2; k < 4; ++k)
-    out.dims[k] = in->dims[k].isKnown() ? Dim::known(in->dims[k].value * b) : ctx.newSymbol();
+  for (size_t k = 2; k < 4; ++k) {
+    out.dims[k] =
+        in->dims[k].isKnown() ? Dim::known(ctx.sizeMul(in->dims[k].value, b)) : ctx.newSymbol();
+  }
   ctx.setOutput(0, dt, out);
 }
 
@@ -1118,7 +1123,7 @@ void inferSpaceToDepth(InferContext& ctx) {
   if (in->rank() != 4) ctx.fail("input must be 4-D");
   Shape out = *in;
   const Dim& c = in->dims[1];
-  out.dims[1] = c.isKnown() ? Dim::known(c.value * b * b) : ctx.newSymbol();
+  out.dims[1] = c.isKnown() ? Dim::known(ctx.sizeMul(c.value, b * b)) : ctx.newSymbol();
   for (size_t k = 2; k < 4; ++k) {
     const Dim& d = in->dims[k];
     if (d.isKnown() && d.value % b != 0) ctx.fail("spatial dims are not divisible by blocksize");
@@ -1188,7 +1193,8 @@ bool upsampleScales(const OpContext& ctx, const Tensor* scales_t, std::vector<fl
 
 void inferUpsample(InferContext& ctx) {
   const DataType dt = ctx.inputDtype(0);
-  if (ctx.attrString("mode", "nearest") != "nearest") ctx.fail("only nearest mode is supported");
+  if (ctx.attrString("mode", "nearest") != "nearest")
+    ctx.unsupported("only nearest mode is supported");
   const Shape* in = ctx.inputShape(0);
   std::vector<float> scales;
   if (in == nullptr) {

@@ -73,11 +73,12 @@ constexpr uint32_t classOfT() {
 // Accepts kUndefined (type not known yet); fails for a type outside `mask`.
 void requireType(const OpContext& ctx, DataType t, uint32_t mask, const char* what = "input") {
   if (t == DataType::kUndefined || (classOf(t) & mask) != 0) return;
-  ctx.fail(std::string(what) + " type " + std::string(dataTypeName(t)) + " is not supported");
+  ctx.unsupported(std::string(what) + " type " + std::string(dataTypeName(t)) +
+                  " is not supported");
 }
 
 [[noreturn]] void failType(const OpContext& ctx, DataType t) {
-  ctx.fail("type " + std::string(dataTypeName(t)) + " is not supported");
+  ctx.unsupported("type " + std::string(dataTypeName(t)) + " is not supported");
 }
 
 // The type a kernel computes in: 16-bit floats in float, integers in double
@@ -1192,7 +1193,12 @@ void inferPRelu(InferContext& ctx) {
     ctx.setOutputUnknownRank(0, t);
     return;
   }
-  if (slope != nullptr) {
+  // PRelu-1/6: a per-channel slope [C] against [N, C, ...] (as computePRelu applies it).
+  const bool per_channel = ctx.opset() < 7 && slope != nullptr && slope->rank() == 1 &&
+                           x->rank() >= 2 &&
+                           (!slope->dims[0].isKnown() || !x->dims[1].isKnown() ||
+                            slope->dims[0].value == x->dims[1].value);
+  if (slope != nullptr && !per_channel) {
     std::optional<Shape> b = kernels::broadcastShapes(*x, *slope);
     if (!b || b->rank() != x->rank()) ctx.fail("slope does not broadcast to X");
     for (size_t i = 0; i < x->rank(); ++i) {

@@ -33,7 +33,7 @@ std::vector<double> toDoubles(const OpContext& ctx, const Tensor& t) {
     for (size_t i = 0; i < v.size(); ++i)
       v[i] = toDouble(t.at<T>(i));
   });
-  if (!ok) ctx.fail("unsupported element type " + std::string(dataTypeName(t.dtype())));
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(t.dtype())));
   return v;
 }
 
@@ -44,7 +44,7 @@ void fromDoubles(const OpContext& ctx, Tensor& t, const std::vector<double>& v) 
     for (size_t i = 0; i < v.size(); ++i)
       p[i] = fromDouble<T>(v[i]);
   });
-  if (!ok) ctx.fail("unsupported element type " + std::string(dataTypeName(t.dtype())));
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(t.dtype())));
 }
 
 // The first dim of `s` (or a fresh symbol when rank or dim is unknown).
@@ -94,7 +94,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
   } else if (mode == "cubic" && opset >= 11) {
     a.mode = Interp::kCubic;
   } else {
-    ctx.fail("unsupported mode '" + mode + "'");
+    ctx.unsupported("unsupported mode '" + mode + "'");
   }
   if (opset < 11) {
     // Resize-10 behaves like Upsample: asymmetric coordinates, legacy nearest.
@@ -117,7 +117,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     } else if (c == "tf_crop_and_resize") {
       a.coord = Coord::kTfCropAndResize;
     } else {
-      ctx.fail("unsupported coordinate_transformation_mode '" + c + "'");
+      ctx.unsupported("unsupported coordinate_transformation_mode '" + c + "'");
     }
     const std::string n = ctx.attrString("nearest_mode", "round_prefer_floor");
     if (n == "round_prefer_floor") {
@@ -129,7 +129,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     } else if (n == "ceil") {
       a.nearest = Nearest::kCeil;
     } else {
-      ctx.fail("unsupported nearest_mode '" + n + "'");
+      ctx.unsupported("unsupported nearest_mode '" + n + "'");
     }
     a.cubic_a = ctx.attrFloat("cubic_coeff_a", -0.75f);
     a.exclude_outside = ctx.attrInt("exclude_outside", 0) != 0;
@@ -138,7 +138,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
   if (opset >= 18) {
     a.antialias = ctx.attrInt("antialias", 0) != 0;
     if (a.antialias && a.mode == Interp::kNearest) {
-      ctx.fail("antialias is only supported for the linear and cubic modes");
+      ctx.unsupported("antialias is only supported for the linear and cubic modes");
     }
     const std::string p = ctx.attrString("keep_aspect_ratio_policy", "stretch");
     if (p == "stretch") {
@@ -148,7 +148,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     } else if (p == "not_smaller") {
       a.policy = AspectPolicy::kNotSmaller;
     } else {
-      ctx.fail("unsupported keep_aspect_ratio_policy '" + p + "'");
+      ctx.unsupported("unsupported keep_aspect_ratio_policy '" + p + "'");
     }
     if (ctx.hasAttr("axes") && rank >= 0) {
       for (int64_t ax : ctx.attrInts("axes"))
@@ -631,7 +631,7 @@ void resizeSeparable(const OpContext& ctx, const Tensor& x, Tensor& y, const Res
     for (size_t i = 0; i < cur.size(); ++i)
       py[i] = fromDouble<T>(static_cast<double>(cur[i]));
   });
-  if (!ok) ctx.fail("unsupported element type " + std::string(dataTypeName(y.dtype())));
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(y.dtype())));
 }
 
 void computeResize(ComputeContext& ctx) {
@@ -697,7 +697,7 @@ GsAttrs readGsAttrs(const OpContext& ctx) {
   } else if (m == (v16 ? "bicubic" : "cubic")) {
     a.mode = GsMode::kCubic;
   } else {
-    ctx.fail("unsupported mode '" + m + "'");
+    ctx.unsupported("unsupported mode '" + m + "'");
   }
   const std::string pm = ctx.attrString("padding_mode", "zeros");
   if (pm == "zeros") {
@@ -707,7 +707,7 @@ GsAttrs readGsAttrs(const OpContext& ctx) {
   } else if (pm == "reflection") {
     a.pad = GsPad::kReflection;
   } else {
-    ctx.fail("unsupported padding_mode '" + pm + "'");
+    ctx.unsupported("unsupported padding_mode '" + pm + "'");
   }
   a.align = ctx.attrInt("align_corners", 0) != 0;
   return a;
@@ -788,7 +788,7 @@ void computeGridSample(ComputeContext& ctx) {
   }
   if (G.dims()[0] != X.dims()[0]) ctx.fail("grid and X have different batch sizes");
   if (Y.numElements() == 0) return;
-  if (X.dtype() == DataType::kString) ctx.fail("string input is not supported");
+  if (X.dtype() == DataType::kString) ctx.unsupported("string input is not supported");
   const int64_t N = X.dims()[0], C = X.dims()[1];
   std::vector<int64_t> in(X.dims().begin() + 2, X.dims().end());
   const int64_t in_size = product(in, 0, r);
@@ -1000,11 +1000,11 @@ void inferRoiAlign(InferContext& ctx) {
   }
   if (bs != nullptr && bs->rank() != 1) ctx.fail("batch_indices must be 1-D");
   const std::string mode = ctx.attrString("mode", "avg");
-  if (mode != "avg" && mode != "max") ctx.fail("unsupported mode '" + mode + "'");
+  if (mode != "avg" && mode != "max") ctx.unsupported("unsupported mode '" + mode + "'");
   if (ctx.opset() >= 16) {
     const std::string c = ctx.attrString("coordinate_transformation_mode", "half_pixel");
     if (c != "half_pixel" && c != "output_half_pixel") {
-      ctx.fail("unsupported coordinate_transformation_mode '" + c + "'");
+      ctx.unsupported("unsupported coordinate_transformation_mode '" + c + "'");
     }
   }
   Shape out;

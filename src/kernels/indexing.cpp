@@ -40,7 +40,8 @@ class Copier {
     }
     const int bits = bitsPerElement(src.dtype());
     if (bits == 0 || bits % 8 != 0) {
-      ctx.fail("element type " + std::string(dataTypeName(src.dtype())) + " is not supported");
+      ctx.unsupported("element type " + std::string(dataTypeName(src.dtype())) +
+                      " is not supported");
     }
     esz_ = static_cast<size_t>(bits / 8);
     src_ = src.bytes();
@@ -153,7 +154,7 @@ std::optional<std::vector<int64_t>> inputStaticDims(const InferContext& ctx, siz
 
 void requireNumeric(const OpContext& ctx, DataType dt) {
   if (!dispatchNumeric(dt, [](auto) {})) {
-    ctx.fail("element type " + std::string(dataTypeName(dt)) + " is not supported");
+    ctx.unsupported("element type " + std::string(dataTypeName(dt)) + " is not supported");
   }
 }
 
@@ -317,7 +318,7 @@ Reduction parseReduction(const OpContext& ctx) {
   if (ctx.opset() >= 16 && s == "mul") return Reduction::kMul;
   if (ctx.opset() >= 18 && s == "max") return Reduction::kMax;
   if (ctx.opset() >= 18 && s == "min") return Reduction::kMin;
-  ctx.fail("reduction '" + s + "' is not supported at opset " + std::to_string(ctx.opset()));
+  ctx.unsupported("reduction '" + s + "' is not supported at opset " + std::to_string(ctx.opset()));
 }
 
 template <class T>
@@ -549,15 +550,20 @@ AxisRange sliceAxis(int64_t d, int64_t start, int64_t end, int64_t step) {
   if (start < 0) start += d;
   if (end < 0) end += d;
   int64_t len;
+  // 1 + (span - 1) / |step|: no intermediate overflows, even for steps of +-2^63.
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, d);
     end = std::clamp<int64_t>(end, 0, d);
-    len = end > start ? (end - start + step - 1) / step : 0;
+    len = end > start ? 1 + (end - start - 1) / step : 0;
   } else {
     start = std::clamp<int64_t>(start, 0, d - 1);
     end = std::clamp<int64_t>(end, -1, d - 1);
-    len = start > end ? (start - end - step - 1) / -step : 0;
+    const uint64_t magnitude = 0 - static_cast<uint64_t>(step);
+    len = start > end ? 1 + static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / magnitude)
+                      : 0;
   }
+  // A step that takes one element never moves: 1 keeps offset arithmetic in range.
+  if (len <= 1) step = 1;
   return {start, step, len};
 }
 
@@ -748,7 +754,8 @@ void computeTopK(ComputeContext& ctx) {
       }
     }
   });
-  if (!ok) ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+  if (!ok)
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
 }
 
 // ------------------------------------------------------------------ OneHot
@@ -893,7 +900,7 @@ std::vector<int64_t> nonZeroPositions(const OpContext& ctx, const Tensor& x) {
           if (toDouble(p[i]) != 0) pos.push_back(i);
         }
       })) {
-    ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
   }
   return pos;
 }
@@ -974,7 +981,7 @@ std::vector<Tensor> uniqueOutputs(const OpContext& ctx, const Tensor& x) {
                           return va == vb || (isNan(va) && isNan(vb));
                         });
              })) {
-    ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
   }
   // Groups of equal rows, in sorted order; the stable sort puts each group's
   // first occurrence first.
@@ -1110,7 +1117,8 @@ void computeCumulative(ComputeContext& ctx) {
       }
     }
   });
-  if (!ok) ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+  if (!ok)
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
 }
 
 // 64-bit integers must not pass through double: accumulate them exactly.
@@ -1229,7 +1237,8 @@ void computeArg(ComputeContext& ctx) {
       }
     }
   });
-  if (!ok) ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+  if (!ok)
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
 }
 
 }  // namespace

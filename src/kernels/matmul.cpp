@@ -206,8 +206,8 @@ Dim unknownDim() {
 
 void requireType(const InferContext& ctx, size_t i, bool ok, const char* what) {
   if (!ok) {
-    ctx.fail("input " + std::to_string(i) + " has unsupported type " +
-             std::string(dataTypeName(ctx.inputDtype(i))) + " (expected " + what + ")");
+    ctx.unsupported("input " + std::to_string(i) + " has unsupported type " +
+                    std::string(dataTypeName(ctx.inputDtype(i))) + " (expected " + what + ")");
   }
 }
 
@@ -361,7 +361,7 @@ void computeMatMul(ComputeContext& ctx) {
       matmulF32(p, af.data(), bf.data(), yf.data());
       fromFloatVec(yf, mutableDataAs<T>(Y));
     } else if constexpr (std::is_same_v<T, bool>) {
-      ctx.fail("bool is not supported");
+      ctx.unsupported("bool is not supported");
     } else {
       const T* a = dataAs<T>(A);
       const T* b = dataAs<T>(B);
@@ -468,7 +468,7 @@ void computeGemm(ComputeContext& ctx) {
                     ta, tb, alpha, beta);
       fromFloatVec(yf, mutableDataAs<T>(Y));
     } else if constexpr (std::is_same_v<T, bool>) {
-      ctx.fail("bool is not supported");
+      ctx.unsupported("bool is not supported");
     } else {
       // double and integers: element access through the transposition flags.
       const T* a = dataAs<T>(A);
@@ -626,6 +626,19 @@ struct Geom {
   size_t rank() const { return in.size(); }
 };
 
+// Geometry arithmetic: hostile attributes (huge kernel_shape, strides, dilations, pads,
+// output_shape) must fail the node, not wrap a size (fuzzed models did).
+int64_t geomMul(const OpContext& ctx, int64_t a, int64_t b) {
+  int64_t v = 0;
+  if (!checkedMul(a, b, &v)) ctx.fail("a size overflows int64");
+  return v;
+}
+int64_t geomAdd(const OpContext& ctx, int64_t a, int64_t b) {
+  int64_t v = 0;
+  if (!checkedAdd(a, b, &v)) ctx.fail("a size overflows int64");
+  return v;
+}
+
 // Reads strides/dilations/pads/auto_pad and computes the output spatial size
 // (ONNX semantics; ceil_mode drops a last window that would start in the end padding).
 Geom makeGeom(const OpContext& ctx, const std::vector<int64_t>& in,
@@ -653,11 +666,12 @@ Geom makeGeom(const OpContext& ctx, const std::vector<int64_t>& in,
     if (g.strides[i] <= 0) ctx.fail("strides must be positive");
     if (g.dilations[i] <= 0) ctx.fail("dilations must be positive");
     if (g.kernel[i] <= 0) ctx.fail("kernel_shape must be positive");
-    const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const int64_t dk = geomAdd(ctx, geomMul(ctx, g.kernel[i] - 1, g.dilations[i]), 1);
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       if (in[i] < 0) continue;
-      const int64_t out = (in[i] + g.strides[i] - 1) / g.strides[i];
-      const int64_t total = std::max<int64_t>(0, (out - 1) * g.strides[i] + dk - in[i]);
+      // ceil(in / stride), and (out - 1) * stride <= in: neither can overflow.
+      const int64_t out = in[i] / g.strides[i] + (in[i] % g.strides[i] != 0 ? 1 : 0);
+      const int64_t total = std::max<int64_t>(0, ((out - 1) * g.strides[i] - in[i]) + dk);
       const int64_t small = total / 2, large = total - total / 2;
       g.pad_b[i] = auto_pad == "SAME_UPPER" ? small : large;
       g.pad_e[i] = auto_pad == "SAME_UPPER" ? large : small;
@@ -670,13 +684,14 @@ Geom makeGeom(const OpContext& ctx, const std::vector<int64_t>& in,
       ctx.fail("unknown auto_pad '" + auto_pad + "'");
     }
     if (in[i] < 0) continue;
-    const int64_t span = in[i] + g.pad_b[i] + g.pad_e[i] - dk;
+    const int64_t span =
+        geomAdd(ctx, geomAdd(ctx, geomAdd(ctx, in[i], g.pad_b[i]), g.pad_e[i]), -dk);
     if (span < 0) ctx.fail("the kernel is larger than the padded input");
     int64_t out = span / g.strides[i] + 1;
     if (ceil_mode) {
-      out = (span + g.strides[i] - 1) / g.strides[i] + 1;
+      out = span / g.strides[i] + (span % g.strides[i] != 0 ? 1 : 0) + 1;
       // The last window must start inside the input or the begin padding.
-      if ((out - 1) * g.strides[i] >= in[i] + g.pad_b[i]) --out;
+      if (geomMul(ctx, out - 1, g.strides[i]) >= geomAdd(ctx, in[i], g.pad_b[i])) --out;
     }
     g.out[i] = out;
   }
@@ -817,12 +832,26 @@ void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
   const int64_t group = ctx.attrInt("group", 1);
   if (group <= 0) ctx.fail("group must be positive");
   if (w != nullptr && x->dims[1].isKnown() && w->dims[1].isKnown() &&
-      x->dims[1].value != w->dims[1].value * group) {
+      x->dims[1].value != ctx.sizeMul(w->dims[1].value, group)) {
     ctx.fail("X has " + std::to_string(x->dims[1].value) + " channels but W expects " +
              std::to_string(w->dims[1].value * group));
   }
   const Dim m = w != nullptr ? w->dims[0] : unknownDim();
+  if (m.isKnown() && m.value % group != 0) {
+    ctx.fail("W has " + std::to_string(m.value) + " feature maps, not divisible by group " +
+             std::to_string(group));
+  }
   const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, nsp);
+  // kernel_shape, when given, must be W's spatial dims.
+  if (w != nullptr && ctx.hasAttr("kernel_shape")) {
+    for (size_t i = 0; i < nsp && i < kernel.size(); ++i) {
+      const Dim& k = w->dims[i + 2];
+      if (k.isKnown() && k.value != kernel[i]) {
+        ctx.fail("kernel_shape[" + std::to_string(i) + "] = " + std::to_string(kernel[i]) +
+                 " but W's spatial dim is " + std::to_string(k.value));
+      }
+    }
+  }
   if (kernel.empty()) {
     Shape s;
     s.dims = {x->dims[0], m};
@@ -840,6 +869,17 @@ void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
 void inferConv(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   requireType(ctx, 0, t == DataType::kUndefined || isFloatType(t), "a float type");
+  // B is [M]: a shorter bias would be read past its end.
+  const Shape* w = ctx.inputShape(1);
+  const Shape* b = ctx.hasInput(2) ? ctx.inputShape(2) : nullptr;
+  if (b != nullptr) {
+    if (b->rank() != 1) ctx.fail("B must be 1-D, it has rank " + std::to_string(b->rank()));
+    if (w != nullptr && w->rank() > 0 && w->dims[0].isKnown() && b->dims[0].isKnown() &&
+        b->dims[0].value != w->dims[0].value) {
+      ctx.fail("B has " + std::to_string(b->dims[0].value) + " values for " +
+               std::to_string(w->dims[0].value) + " output channels");
+    }
+  }
   inferConvLike(ctx, 0, 1, t);
 }
 
@@ -966,7 +1006,7 @@ void computeConv(ComputeContext& ctx) {
       }
       fromFloatVec(yf, mutableDataAs<T>(Y));
     } else {
-      ctx.fail("unsupported type");
+      ctx.unsupported("unsupported type");
     }
   });
 }
@@ -1059,7 +1099,8 @@ void inferDeformConv(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   requireType(ctx, 0, t == DataType::kUndefined || isFloatType(t), "a float type");
   const Shape* x = ctx.inputShape(0);
-  if (x != nullptr && x->rank() != 4) ctx.fail("only 2-D deformable convolution is supported");
+  if (x != nullptr && x->rank() != 4)
+    ctx.unsupported("only 2-D deformable convolution is supported");
   inferConvLike(ctx, 0, 1, t);
 }
 
@@ -1129,7 +1170,7 @@ void computeDeformConv(ComputeContext& ctx) {
   const Tensor* B = ctx.hasInput(3) ? &ctx.input(3) : nullptr;
   const Tensor* M = ctx.hasInput(4) ? &ctx.input(4) : nullptr;
   Tensor& Y = ctx.output(0);
-  if (X.rank() != 4) ctx.fail("only 2-D deformable convolution is supported");
+  if (X.rank() != 4) ctx.unsupported("only 2-D deformable convolution is supported");
   const Geom g = convGeom(ctx, X.dims(), W.dims());
   const int64_t group = ctx.attrInt("group", 1), offset_group = ctx.attrInt("offset_group", 1);
   const int64_t batch = X.dims()[0], channels = X.dims()[1], m = W.dims()[0];
@@ -1160,7 +1201,7 @@ void computeDeformConv(ComputeContext& ctx) {
                             offset_group, g);
       fromFloatVec(yf, mutableDataAs<T>(Y));
     } else {
-      ctx.fail("unsupported type");
+      ctx.unsupported("unsupported type");
     }
   });
 }
@@ -1287,8 +1328,19 @@ ConvTransposeGeom convTransposeGeom(const OpContext& ctx, const std::vector<int6
   g.pad_b.assign(pads.begin(), pads.begin() + n);
   g.pad_e.assign(pads.begin() + n, pads.end());
   g.out.assign(n, -1);
+  // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1, before padding.
+  const auto natural = [&](size_t k) {
+    const int64_t dk = geomAdd(ctx, geomMul(ctx, kernel[k] - 1, g.dilations[k]), 1);
+    return geomAdd(ctx, geomAdd(ctx, geomMul(ctx, g.strides[k], in[k] - 1), out_pad[k]), dk);
+  };
   for (size_t i = 0; i < n; ++i) {
-    const int64_t dk = (kernel[i] - 1) * g.dilations[i] + 1;
+    if (g.strides[i] <= 0) ctx.fail("strides must be positive");
+    if (g.dilations[i] <= 0) ctx.fail("dilations must be positive");
+    if (kernel[i] <= 0) ctx.fail("kernel_shape must be positive");
+    if (!out_shape.empty() && out_shape[i] < 0) ctx.fail("output_shape must not be negative");
+    if (pads[i] == std::numeric_limits<int64_t>::min() ||
+        pads[i + n] == std::numeric_limits<int64_t>::min())
+      ctx.fail("a size overflows int64");  // negated below
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!out_shape.empty() || same) {
       if (in[i] < 0) {
@@ -1296,11 +1348,11 @@ ConvTransposeGeom convTransposeGeom(const OpContext& ctx, const std::vector<int6
         r.ok = false;
         continue;
       }
-      const int64_t out = !out_shape.empty() ? out_shape[i] : in[i] * g.strides[i];
-      const int64_t total = g.strides[i] * (in[i] - 1) + out_pad[i] + dk - out;
+      const int64_t out = !out_shape.empty() ? out_shape[i] : geomMul(ctx, in[i], g.strides[i]);
+      const int64_t total = geomAdd(ctx, natural(i), -out);
       // Floor division as in the reference: a negative total (output_shape
       // larger than the natural size) extends the end.
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      const int64_t half = total / 2 - (total % 2 < 0 ? 1 : 0);
       if (auto_pad == "SAME_UPPER") {
         g.pad_b[i] = half;
         g.pad_e[i] = total - half;
@@ -1316,7 +1368,8 @@ ConvTransposeGeom convTransposeGeom(const OpContext& ctx, const std::vector<int6
       r.ok = false;
       continue;
     }
-    g.out[i] = g.strides[i] * (in[i] - 1) + out_pad[i] + dk - g.pad_b[i] - g.pad_e[i];
+    g.out[i] = geomAdd(ctx, geomAdd(ctx, natural(i), -g.pad_b[i]), -g.pad_e[i]);
+    if (g.out[i] < 0) ctx.fail("the output size would be negative");
   }
   return r;
 }
@@ -1332,9 +1385,16 @@ void inferConvTranspose(InferContext& ctx) {
   }
   if (x->rank() < 3) ctx.fail("X must have rank >= 3");
   const size_t nsp = x->rank() - 2;
+  // W's dims[1] is read below, and compute divides by group: a fuzzed model crashed on both.
+  if (w != nullptr && w->rank() != x->rank()) ctx.fail("W must have the rank of X");
   const int64_t group = ctx.attrInt("group", 1);
+  if (group <= 0) ctx.fail("group must be positive");
   Dim m = unknownDim();
-  if (w != nullptr && w->dims[1].isKnown()) m = Dim::known(w->dims[1].value * group);
+  int64_t mv = 0;
+  if (w != nullptr && w->dims[1].isKnown()) {
+    if (!checkedMul(w->dims[1].value, group, &mv)) ctx.fail("W's dims[1] * group overflows");
+    m = Dim::known(mv);
+  }
   const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, nsp);
   if (kernel.empty()) {
     Shape s;
@@ -1407,7 +1467,7 @@ void computeConvTranspose(ComputeContext& ctx) {
                                channels, m, group, cg.g);
       fromFloatVec(yf, mutableDataAs<T>(Y));
     } else {
-      ctx.fail("unsupported type");
+      ctx.unsupported("unsupported type");
     }
   });
 }
@@ -1534,12 +1594,12 @@ void computePool(ComputeContext& ctx, PoolKind kind) {
   if (!dispatchNumeric(X.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, bool>) {
-          ctx.fail("bool is not supported");
+          ctx.unsupported("bool is not supported");
         } else {
           poolImpl<T>(ctx, kind, g);
         }
       })) {
-    ctx.fail("unsupported type");
+    ctx.unsupported("unsupported type");
   }
 }
 

@@ -30,8 +30,8 @@ namespace {
 void requireType(const InferContext& ctx, size_t i, bool (*ok)(DataType), const char* what) {
   const DataType t = ctx.inputDtype(i);
   if (t != DataType::kUndefined && !ok(t)) {
-    ctx.fail("input " + std::to_string(i) + " has unsupported type " +
-             std::string(dataTypeName(t)) + " (expected " + what + ")");
+    ctx.unsupported("input " + std::to_string(i) + " has unsupported type " +
+                    std::string(dataTypeName(t)) + " (expected " + what + ")");
   }
 }
 
@@ -1172,7 +1172,8 @@ Tensor decodeImage(const OpContext& ctx, const Tensor& data) {
   const uint8_t* d = data.bytes();
   const auto n = static_cast<size_t>(data.numElements());
   if (!decodeBmp(d, n, img) && !decodePnm(d, n, img)) {
-    ctx.fail("unsupported or invalid image (only uncompressed BMP and binary PNM are decoded)");
+    ctx.unsupported(
+        "unsupported or invalid image (only uncompressed BMP and binary PNM are decoded)");
   }
   const std::string fmt = ctx.attrString("pixel_format", "RGB");
   const int64_t ch = imageChannels(ctx);

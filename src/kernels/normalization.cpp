@@ -74,10 +74,20 @@ void inferBatchNorm(InferContext& ctx) {
   requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* x = ctx.inputShape(0);
-  if (x != nullptr) {
-    if (x->rank() < 2 && ctx.opset() >= 9) {
-      // Rank 1 is allowed as (N) only for old versions; keep going anyway.
+  // From opset 9 (no `spatial`) scale, B, mean and var are each [C].
+  if (ctx.opset() >= 9 && x != nullptr && x->rank() >= 2) {
+    static const char* const kNames[] = {"", "scale", "B", "input_mean", "input_var"};
+    for (size_t i = 1; i <= 4 && i < ctx.numInputs(); ++i) {
+      const Shape* p = ctx.inputShape(i);
+      if (p == nullptr) continue;
+      if (p->rank() != 1) ctx.fail(std::string(kNames[i]) + " must be 1-D ([C])");
+      if (p->dims[0].isKnown() && x->dims[1].isKnown() && p->dims[0].value != x->dims[1].value) {
+        ctx.fail(std::string(kNames[i]) + " has " + std::to_string(p->dims[0].value) +
+                 " values for " + std::to_string(x->dims[1].value) + " channels");
+      }
     }
+  }
+  if (x != nullptr) {
     ctx.setOutput(0, t, *x);
   } else {
     ctx.setOutputUnknownRank(0, t);

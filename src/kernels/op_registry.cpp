@@ -11,10 +11,36 @@ std::vector<float> OpContext::attrFloats(std::string_view name, std::vector<floa
   return a && a->type == AttrType::kFloats ? a->floats : dflt;
 }
 
+namespace {
+std::string nodeLabel(const Node& n) {
+  std::string where = n.op_type;
+  if (!n.name.empty()) where += " '" + n.name + "'";
+  return where;
+}
+}  // namespace
+
 void OpContext::fail(const std::string& message) const {
-  std::string where = node_.op_type;
-  if (!node_.name.empty()) where += " '" + node_.name + "'";
-  throw Error(where + ": " + message);
+  throw Error(nodeLabel(node_) + ": " + message);
+}
+
+void OpContext::unsupported(const std::string& message) const {
+  throw UnsupportedError(nodeLabel(node_) + ": " + message);
+}
+
+int64_t OpContext::sizeMul(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  if (!checkedMul(a, b, &r)) {
+    fail("a size overflows int64 (" + std::to_string(a) + " * " + std::to_string(b) + ")");
+  }
+  return r;
+}
+
+int64_t OpContext::sizeAdd(int64_t a, int64_t b) const {
+  int64_t r = 0;
+  if (!checkedAdd(a, b, &r)) {
+    fail("a size overflows int64 (" + std::to_string(a) + " + " + std::to_string(b) + ")");
+  }
+  return r;
 }
 
 // ----------------------------------------------------------------- InferContext

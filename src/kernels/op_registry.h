@@ -45,8 +45,13 @@ class OpContext {
   const Attribute* attr(std::string_view name) const { return node_.attr(name); }
   bool hasAttr(std::string_view name) const { return node_.attr(name) != nullptr; }
 
-  // Throws Error("<op> '<node name>': <message>").
+  // Throws Error("<op> '<node name>': <message>"): the inputs are invalid for this op.
   [[noreturn]] void fail(const std::string& message) const;
+  // Throws UnsupportedError: valid, but this rule or kernel does not handle it.
+  [[noreturn]] void unsupported(const std::string& message) const;
+  // a * b and a + b of sizes, failing ("... overflows int64") instead of wrapping.
+  int64_t sizeMul(int64_t a, int64_t b) const;
+  int64_t sizeAdd(int64_t a, int64_t b) const;
 
  private:
   const Node& node_;

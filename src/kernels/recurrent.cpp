@@ -191,7 +191,7 @@ int64_t layoutOf(const OpContext& ctx) {
 void inferRecurrent(InferContext& ctx, CellKind kind) {
   const DataType t = ctx.inputDtype(0);
   if (t != DataType::kUndefined && !isFloatType(t)) {
-    ctx.fail("X has unsupported type " + std::string(dataTypeName(t)));
+    ctx.unsupported("X has unsupported type " + std::string(dataTypeName(t)));
   }
   const int dirs = numDirections(ctx);
   const int64_t layout = layoutOf(ctx);
@@ -222,8 +222,11 @@ void inferRecurrent(InferContext& ctx, CellKind kind) {
     if (w->dims[0].isKnown() && w->dims[0].value != dirs) {
       ctx.fail("W's first dim must equal num_directions (" + std::to_string(dirs) + ")");
     }
+    // A huge hidden_size must not wrap gates * hidden_size into a match (fuzzed model).
+    int64_t gates_hidden = 0;
     if (w->dims[1].isKnown() && hidden.isKnown() &&
-        w->dims[1].value != gatesOf(kind) * hidden.value) {
+        (!checkedMul(gatesOf(kind), hidden.value, &gates_hidden) ||
+         w->dims[1].value != gates_hidden)) {
       ctx.fail("W's second dim must be " + std::to_string(gatesOf(kind)) + " * hidden_size");
     }
   }

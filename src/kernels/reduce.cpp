@@ -513,7 +513,8 @@ void computeReduce(ComputeContext& ctx) {
     }
     reduceRows(op, in, o, rows, n);
   });
-  if (!ok) ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+  if (!ok)
+    ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
 }
 
 // ---------------------------------------------------------------- softmax family
@@ -633,7 +634,7 @@ void computeSoft(ComputeContext& ctx) {
       run(Tag<BFloat16>{});
       break;
     default:
-      ctx.fail("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
+      ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
   }
 }
 

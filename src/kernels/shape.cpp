@@ -32,7 +32,8 @@ Tensor densify(const OpContext& ctx, const SparseTensor& sp) {
   const std::vector<int64_t> idx = toInt64Vector(ctx, sp.indices);
   const bool linear = sp.indices.rank() == 1;
   const int bits = bitsPerElement(out.dtype());
-  if (bits < 8 && out.dtype() != DataType::kString) ctx.fail("sparse sub-byte values unsupported");
+  if (bits < 8 && out.dtype() != DataType::kString)
+    ctx.unsupported("sparse sub-byte values unsupported");
   const size_t es = static_cast<size_t>(bits / 8);
   uint8_t* dst = out.dtype() == DataType::kString ? nullptr : out.mutableBytes();
   for (int64_t k = 0; k < nnz; ++k) {
@@ -241,7 +242,7 @@ void inferRange(InferContext& ctx) {
       if (ctx.opset() < 27) ctx.fail("float16/bfloat16 Range needs opset 27");
       break;
     default:
-      ctx.fail("unsupported type " + std::string(dataTypeName(dt)));
+      ctx.unsupported("unsupported type " + std::string(dataTypeName(dt)));
   }
   for (size_t i = 0; i < 3; ++i) {
     const Shape* s = ctx.inputShape(i);
@@ -323,7 +324,7 @@ void inferEyeLike(InferContext& ctx) {
   const DataType t = eyeLikeType(ctx);
   bool numeric = dispatchNumeric(t, [](auto) {});
   if (!numeric && t != DataType::kUndefined) {
-    ctx.fail("unsupported type " + std::string(dataTypeName(t)));
+    ctx.unsupported("unsupported type " + std::string(dataTypeName(t)));
   }
   const Shape* s = ctx.inputShape(0);
   if (s == nullptr) {

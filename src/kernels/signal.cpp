@@ -27,7 +27,7 @@ void writeAll(const OpContext& ctx, Tensor& t, const std::vector<double>& v) {
     for (size_t i = 0; i < v.size(); ++i)
       p[i] = fromDouble<T>(v[i]);
   });
-  if (!ok) ctx.fail("unsupported output type " + std::string(dataTypeName(t.dtype())));
+  if (!ok) ctx.unsupported("unsupported output type " + std::string(dataTypeName(t.dtype())));
 }
 
 // A scalar (or 1-element) integer input's value, when known.

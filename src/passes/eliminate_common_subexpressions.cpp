@@ -12,6 +12,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ir/hash.h"
 #include "kernels/op_registry.h"
 #include "passes/passes.h"
 
@@ -57,11 +58,23 @@ bool sameNode(const Node* a, const Node* b) {
   return true;
 }
 
+// Op, inputs and the attributes' plain values: nodes that differ only in an attribute land in
+// different buckets (a bucket of many unequal nodes would be scanned for every node).
 uint64_t nodeKey(const Node* n) {
-  uint64_t h = std::hash<std::string>()(n->op_type) ^ (std::hash<std::string>()(n->domain) << 1);
+  Fnv1a h;
+  h.str(n->op_type);
+  h.str(n->domain);
   for (const Value* v : n->inputs())
-    h = h * 1000003u ^ std::hash<const void*>()(v);
-  return h;
+    h.pod(reinterpret_cast<uintptr_t>(v));
+  for (const Attribute& a : n->attributes) {
+    h.str(a.name);
+    h.pod(a.i);
+    h.pod(a.f);
+    h.str(a.s);
+    for (int64_t x : a.ints)
+      h.pod(x);
+  }
+  return h.h;
 }
 
 class EliminateCommonSubexpressions : public Pass {
@@ -99,10 +112,13 @@ class EliminateCommonSubexpressions : public Pass {
       for (auto it = range.first; it != range.second && same == nullptr; ++it) {
         if (sameNode(it->second, n)) same = it->second;
       }
-      if (same == nullptr || !merge(g, same, n)) {
+      if (same == nullptr) {
         seen.emplace(key, n);
         continue;
       }
+      // Both are graph outputs: kept apart, but `same` stays the one later duplicates find
+      // (adding `n` too would make every next duplicate scan a growing bucket).
+      if (!merge(g, same, n)) continue;
       ctx.count("nodes merged");
       changed = true;
     }

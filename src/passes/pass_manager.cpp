@@ -5,6 +5,7 @@
 #include "ir/error.h"
 #include "ir/verifier.h"
 #include "passes/registry.h"
+#include "passes/validate.h"
 
 namespace onnxfold {
 
@@ -73,6 +74,11 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
         if (options_.verify_each) {
           VerifyResult v = verify(*model);
           if (!v.ok) throw Error("the IR is broken after this pass: " + v.message);
+          try {
+            validateModel(*model);
+          } catch (const ValidationError& e) {
+            throw Error(std::string("the model is invalid after this pass: ") + e.what());
+          }
         }
       } catch (const ResourceError&) {
         throw;  // no pass can do without memory or its inputs: the run fails

@@ -1,5 +1,6 @@
 #include "passes/propagation.h"
 
+#include "ir/error.h"
 #include "ir/printer.h"
 
 namespace onnxfold {
@@ -48,9 +49,23 @@ void Propagation::setValue(const Value* v, Tensor t) {
   facts_[v].value = std::move(t);
 }
 
+const Type& Propagation::typeOf(const Value* v) const {
+  if (!refine_types_) {
+    if (auto it = types_.find(v); it != types_.end()) return it->second;
+  }
+  return v->type;
+}
+
+Type& Propagation::mutableType(Value* v) {
+  if (refine_types_) return v->type;
+  auto it = types_.find(v);
+  if (it == types_.end()) it = types_.emplace(v, v->type).first;
+  return it->second;
+}
+
 void Propagation::mergeType(Value* v, const Type& inferred) {
   if (inferred.isNone() || v->isGraphInput()) return;
-  Type& declared = v->type;
+  Type& declared = mutableType(v);
   if (declared.isNone()) {
     declared = inferred;
     return;
@@ -58,6 +73,10 @@ void Propagation::mergeType(Value* v, const Type& inferred) {
   if (declared.kind != inferred.kind) {
     warnings_.push_back("value '" + v->name() + "': declared " + describe(declared) +
                         " but inference gives " + describe(inferred) + " (kept the declared type)");
+    if (type_contradiction_.empty()) {
+      type_contradiction_ = "value '" + v->name() + "' is declared " + describe(declared) +
+                            " but its producer gives " + describe(inferred);
+    }
     return;
   }
   if (declared.kind != Type::Kind::kTensor) return;
@@ -69,6 +88,11 @@ void Propagation::mergeType(Value* v, const Type& inferred) {
                         std::string(dataTypeName(declared.elem_type)) + " but inference gives " +
                         std::string(dataTypeName(inferred.elem_type)) +
                         " (kept the declared type)");
+    if (type_contradiction_.empty()) {
+      type_contradiction_ =
+          "value '" + v->name() + "' is declared " + std::string(dataTypeName(declared.elem_type)) +
+          " but its producer gives " + std::string(dataTypeName(inferred.elem_type));
+    }
     return;
   }
   if (!inferred.shape) return;
@@ -104,8 +128,9 @@ void Propagation::seedSubgraphInputs(Node& node) {
   const Attribute* a = node.attr("body");
   if (a == nullptr || !a->g || !node.isDefaultDomain()) return;
   Graph& body = *a->g;
-  auto seed = [](Value* formal, Type t) {
-    if (formal->type.isNone()) formal->type = std::move(t);
+  auto seed = [this](Value* formal, Type t) {
+    Type& cur = mutableType(formal);
+    if (cur.isNone()) cur = std::move(t);
   };
   const std::vector<Value*>& formals = body.inputs();
   if (node.op_type == "Loop") {
@@ -113,7 +138,7 @@ void Propagation::seedSubgraphInputs(Node& node) {
     if (formals.size() > 0) seed(formals[0], Type::tensor(DataType::kInt64, scalar));
     if (formals.size() > 1) seed(formals[1], Type::tensor(DataType::kBool, scalar));
     for (size_t i = 2; i < formals.size() && i < node.numInputs(); ++i) {
-      if (node.input(i) != nullptr) seed(formals[i], node.input(i)->type);
+      if (node.input(i) != nullptr) seed(formals[i], typeOf(node.input(i)));
     }
   } else if (node.op_type == "Scan" && opsetFor(*node.graph(), node.domain) >= 9) {
     const int64_t m = node.attrInt("num_scan_inputs", 0);
@@ -122,7 +147,7 @@ void Propagation::seedSubgraphInputs(Node& node) {
     for (size_t i = 0; i < formals.size() && i < node.numInputs(); ++i) {
       const Value* actual = node.input(i);
       if (actual == nullptr) continue;
-      Type t = actual->type;
+      Type t = typeOf(actual);
       const auto k = static_cast<int64_t>(i) - n_state;
       if (k >= 0 && t.kind == Type::Kind::kTensor && t.shape && t.shape->rank() > 0) {
         int64_t axis = static_cast<size_t>(k) < axes.size() ? axes[static_cast<size_t>(k)] : 0;
@@ -153,7 +178,7 @@ NodeInference Propagation::inferNode(Node& node) {
   for (size_t i = 0; i < node.numInputs(); ++i) {
     Value* v = node.input(i);
     if (v == nullptr) continue;
-    ic.input_types[i] = &v->type;
+    ic.input_types[i] = &typeOf(v);
     const Tensor* t = knownValue(v);
     if (t != nullptr && t->numElements() <= kMaxInferValueElements) {
       if (!t->buffer().isAligned(16) && t->dtype() != DataType::kString) {
@@ -163,7 +188,7 @@ NodeInference Propagation::inferNode(Node& node) {
         t = &*f.value;
       }
       ic.input_values[i] = t;
-      if (v->type.isNone()) {
+      if (ic.input_types[i]->isNone()) {
         scratch[i] = Type::tensor(t->dtype());
         scratch[i].shape.emplace();
         for (int64_t d : t->dims())
@@ -176,8 +201,12 @@ NodeInference Propagation::inferNode(Node& node) {
   ic.symbol_counter = &symbol_counter_;
   try {
     r.entry->infer(ic);
+  } catch (const UnsupportedError& e) {
+    r.error = e.what();
+    return r;
   } catch (const std::exception& e) {
     r.error = e.what();
+    r.invalid = true;
     return r;
   }
   r.ok = true;
@@ -195,8 +224,23 @@ NodeInference Propagation::inferNode(Node& node) {
   }
   // Constant propagation: a node whose inputs are all small known values is
   // evaluated, so shape arithmetic (Size - axis -> ConstantOfShape) stays known.
-  if (missing_value && r.entry->compute != nullptr && !(r.entry->flags & kOpNondeterministic) &&
-      ic.allInputValuesKnown() && node.numInputs() > 0) {
+  // Only when every output is known to be small: a tiny input (a shape, a count) can ask for
+  // a huge result (ConstantOfShape, Range, Tile), which would be computed and then dropped.
+  bool small_outputs = true;
+  for (size_t i = 0; i < node.numOutputs(); ++i) {
+    if (node.output(i) == nullptr) continue;
+    const Type& t = ic.output_types[i];
+    int64_t count = 1;
+    bool known = t.isTensor() && t.shape.has_value();
+    for (size_t k = 0; known && k < t.shape->rank(); ++k) {
+      const Dim& d = t.shape->dims[k];
+      known = d.value >= 0 && (d.value == 0 || count <= kMaxInferValueElements / d.value);
+      if (known) count *= d.value;
+    }
+    small_outputs = small_outputs && known && count <= kMaxInferValueElements;
+  }
+  if (missing_value && small_outputs && r.entry->compute != nullptr &&
+      !(r.entry->flags & kOpNondeterministic) && ic.allInputValuesKnown() && node.numInputs() > 0) {
     try {
       std::vector<Tensor> outs = evaluateNode(node, r.opset, ic.input_values);
       for (size_t i = 0; i < node.numOutputs(); ++i) {

@@ -30,12 +30,19 @@ struct NodeInference {
   const OpEntry* entry = nullptr;  // null: no rule for this op at this opset
   bool ok = false;                 // infer() ran without error
   std::string error;               // why not (no rule, the rule's message)
+  bool invalid = false;            // the rule found the inputs invalid (not merely unsupported)
   int64_t opset = -1;
 };
 
 class Propagation {
  public:
-  explicit Propagation(const Model& model) : model_(model) {}
+  // refine_types: merge what inference learns into Value::type (the passes); false keeps
+  // it in the Propagation and leaves the model as it is (validation).
+  explicit Propagation(const Model& model, bool refine_types = true)
+      : model_(model), refine_types_(refine_types) {}
+
+  // The type of `v` as known now: declared, or refined by inference.
+  const Type& typeOf(const Value* v) const;
 
   // The opset of `domain` in force for nodes of `graph` (functions have their own imports).
   int64_t opsetFor(const Graph& graph, const std::string& domain) const;
@@ -56,6 +63,9 @@ class Propagation {
 
   // Messages about declared types that contradict inference.
   std::vector<std::string> takeWarnings() { return std::exchange(warnings_, {}); }
+  // The first declared kind or element type that contradicts inference ("" if none): what
+  // ONNX Runtime refuses to load, where a differing dim is only a warning.
+  const std::string& typeContradiction() const { return type_contradiction_; }
 
   // Function bodies: the opset imports in force while walking one.
   void setFunctionScope(const Graph* body, const std::vector<OpsetId>* imports) {
@@ -65,8 +75,12 @@ class Propagation {
 
  private:
   void mergeType(Value* v, const Type& inferred);
+  Type& mutableType(Value* v);
 
   const Model& model_;
+  bool refine_types_ = true;
+  std::unordered_map<const Value*, Type> types_;  // refine_types_ false: what was learned
+  std::string type_contradiction_;
   std::unordered_map<const Value*, Fact> facts_;
   std::vector<std::string> warnings_;
   int symbol_counter_ = 0;

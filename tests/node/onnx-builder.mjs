@@ -55,14 +55,22 @@ function valueInfo({ name, type = 'float32', shape }) {
     }
     tensor.msg(2, s);
   }
-  return new Writer().str(1, name).msg(2, new Writer().msg(1, tensor));
+  return putName(new Writer(), 1, name).msg(2, new Writer().msg(1, tensor));
 }
 
-function tensorProto({ name, type = 'float32', dims, data }) {
+function tensorProto({ name, type = 'float32', dims, data, strings, external }) {
   const w = new Writer();
   for (const d of dims) w.int(1, d);
   w.int(2, dtypeId(type));
   if (name !== undefined) w.str(8, name);
+  if (external) {  // {location, offset?, length?}: external_data entries, data_location EXTERNAL
+    for (const [k, v] of Object.entries(external)) w.msg(13, new Writer().str(1, k).str(2, String(v)));
+    return w.int(14, 1);
+  }
+  if (type === 'string') {
+    for (const s of strings ?? data) w.str(6, s);  // string_data
+    return w;
+  }
   const view = ArrayBuffer.isView(data) ? data : Float32Array.from(data);
   w.lenField(9, new Uint8Array(view.buffer, view.byteOffset, view.byteLength)); // raw_data (little-endian host)
   return w;
@@ -73,12 +81,48 @@ function attribute(name, v) {
   if (typeof v === 'number' && Number.isInteger(v) || typeof v === 'bigint') return w.int(20, 2).int(3, v);
   if (typeof v === 'number') return w.int(20, 1).float(2, v);
   if (typeof v === 'string') return w.int(20, 3).str(4, v);
-  if (Array.isArray(v) && v.every((x) => Number.isInteger(x))) {
+  if (Array.isArray(v) && v.every((x) => Number.isInteger(x) || typeof x === 'bigint')) {
     w.int(20, 7); for (const x of v) w.int(8, x); return w;
   }
   if (Array.isArray(v)) { w.int(20, 6); for (const x of v) w.float(7, x); return w; }
   if (v && v.dims) return w.int(20, 4).msg(5, tensorProto(v));
+  if (v && v.graph) return w.int(20, 5).msg(6, graphProto(v.graph));
+  if (v && v.ref) return w.int(20, v.type ?? 2).str(21, v.ref);  // ref_attr_name (functions)
   throw new Error(`onnx-builder: unsupported attribute ${name}`);
+}
+
+// A name as text, or as raw bytes (a Uint8Array: names that are not UTF-8).
+function putName(w, field, s) {
+  return s instanceof Uint8Array ? w.lenField(field, s) : w.str(field, s);
+}
+
+function nodeProto(n, i) {
+  const nw = new Writer();
+  for (const x of n.inputs) putName(nw, 1, x);
+  for (const x of n.outputs) putName(nw, 2, x);
+  putName(nw, 3, n.name ?? `${n.op}_${i}`).str(4, n.op);
+  for (const [k, v] of Object.entries(n.attrs ?? {})) nw.msg(5, attribute(k, v));
+  if (n.domain) nw.str(7, n.domain);
+  return nw;
+}
+
+function sparseProto({ values, indices, dims }) {
+  const w = new Writer().msg(1, tensorProto(values)).msg(2, tensorProto(indices));
+  for (const d of dims) w.int(3, d);
+  return w;
+}
+
+/** A GraphProto: {name, inputs, outputs, initializers, sparseInitializers, nodes}. */
+function graphProto({ name: graphName = 'g', inputs = [], outputs = [], initializers = [],
+  sparseInitializers = [], nodes = [] }) {
+  const g = new Writer();
+  nodes.forEach((n, i) => g.msg(1, nodeProto(n, i)));
+  g.str(2, graphName);
+  for (const t of initializers) g.msg(5, tensorProto(t));
+  for (const v of inputs) g.msg(11, valueInfo(v));
+  for (const v of outputs) g.msg(12, valueInfo(v));
+  for (const s of sparseInitializers) g.msg(15, sparseProto(s));
+  return g;
 }
 
 /**
@@ -86,25 +130,30 @@ function attribute(name, v) {
  *   inputs/outputs: [{name, type, shape}]   (shape entries: number or symbolic string)
  *   initializers:   [{name, type, dims, data}] (data: TypedArray or number[] for float32)
  *   nodes:          [{op, inputs, outputs, name?, domain?, attrs?: {name: value}}]
+ *                   (attribute values: numbers, strings, arrays, tensors, {graph}, {ref})
+ *   sparseInitializers: [{values: tensor, indices: int64 tensor, dims}]
+ *   irVersion: null leaves it out; imports: extra [{domain, version}];
+ *   functions: [{name, domain, inputs: [names], outputs: [names], attributes: [names], nodes,
+ *                imports: [{domain, version}]}]
  */
 export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs = [], outputs = [],
-  initializers = [], nodes = [] }) {
-  const g = new Writer();
-  nodes.forEach((n, i) => {
-    const nw = new Writer();
-    for (const x of n.inputs) nw.str(1, x);
-    for (const x of n.outputs) nw.str(2, x);
-    nw.str(3, n.name ?? `${n.op}_${i}`).str(4, n.op);
-    for (const [k, v] of Object.entries(n.attrs ?? {})) nw.msg(5, attribute(k, v));
-    if (n.domain) nw.str(7, n.domain);
-    g.msg(1, nw);
-  });
-  g.str(2, graphName);
-  for (const t of initializers) g.msg(5, tensorProto(t));
-  for (const v of inputs) g.msg(11, valueInfo(v));
-  for (const v of outputs) g.msg(12, valueInfo(v));
-  const m = new Writer().int(1, irVersion).str(2, 'onnxfold-tests').msg(7, g);
+  initializers = [], sparseInitializers = [], nodes = [], imports = [], functions = [] }) {
+  const g = graphProto({ name: graphName, inputs, outputs, initializers, sparseInitializers, nodes });
+  const m = new Writer();
+  if (irVersion !== null) m.int(1, irVersion);
+  m.str(2, 'onnxfold-tests').msg(7, g);
   m.msg(8, new Writer().str(1, '').int(2, opset));
+  for (const o of imports) m.msg(8, new Writer().str(1, o.domain).int(2, o.version));
+  for (const f of functions) {
+    const fw = new Writer().str(1, f.name);
+    for (const x of f.inputs) fw.str(4, x);
+    for (const x of f.outputs) fw.str(5, x);
+    for (const x of f.attributes ?? []) fw.str(6, x);
+    f.nodes.forEach((n, i) => fw.msg(7, nodeProto(n, i)));
+    for (const o of f.imports ?? [{ domain: '', version: opset }]) fw.msg(9, new Writer().str(1, o.domain).int(2, o.version));
+    fw.str(10, f.domain);
+    m.msg(25, fw);
+  }
   return m.finish();
 }
 
