@@ -1,6 +1,7 @@
 #include "ir/verifier.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -51,7 +52,7 @@ class Verifier {
     return true;
   }
 
-  bool define(const Graph& g, const Value* v, std::unordered_set<std::string>& names) {
+  bool define(const Graph& g, const Value* v, std::unordered_set<std::string_view>& names) {
     if (v->graph() != &g) return fail(g, "value '" + v->name() + "' belongs to another graph");
     if (!names.insert(v->name()).second) {
       return fail(g, "value name '" + v->name() + "' is defined twice");
@@ -66,13 +67,13 @@ class Verifier {
   bool graph(const Graph& g) {
     region.insert(&g);
     scopes.emplace_back();
-    std::unordered_set<std::string> names;
+    std::unordered_set<std::string_view> names;  // views of the values' names
     bool ok = walk(g, names);
     scopes.pop_back();
     return ok;
   }
 
-  bool walk(const Graph& g, std::unordered_set<std::string>& names) {
+  bool walk(const Graph& g, std::unordered_set<std::string_view>& names) {
     for (const Value* v : g.initializers()) {
       if (!v->isInitializer()) return fail(g, "initializer '" + v->name() + "' has no data");
       if (!define(g, v, names)) return false;

@@ -927,19 +927,35 @@ class Reader {
       }
     }
     const size_t n = pg.nodes.size();
-    std::vector<std::vector<size_t>> deps(n);
-    bool sorted = true;
-    for (size_t i = 0; i < n; ++i) {
-      std::unordered_set<std::string> names(pg.nodes[i].inputs.begin(), pg.nodes[i].inputs.end());
-      pg.nodes[i].node->forEachSubgraph([&](Graph& sg) { subgraphFree(sg, names); });
-      for (const auto& s : names) {
-        auto it = producer.find(s);
-        if (it == producer.end() || it->second == i) continue;
-        deps[i].push_back(it->second);
-        if (it->second > i) sorted = false;
+    // The names node i reads: its inputs, and what its subgraphs capture. Plain nodes need no
+    // set (a million of them would each allocate one).
+    auto forEachName = [&](size_t i, const auto& f) {
+      const PendingNode& pn = pg.nodes[i];
+      if (!pn.node->hasSubgraphs()) {
+        for (const auto& s : pn.inputs)
+          f(std::string_view(s));
+        return;
       }
+      std::unordered_set<std::string> names(pn.inputs.begin(), pn.inputs.end());
+      pn.node->forEachSubgraph([&](Graph& sg) { subgraphFree(sg, names); });
+      for (const auto& s : names)
+        f(std::string_view(s));
+    };
+    bool sorted = true;
+    for (size_t i = 0; i < n && sorted; ++i) {
+      forEachName(i, [&](std::string_view s) {
+        auto it = producer.find(s);
+        if (it != producer.end() && it->second > i) sorted = false;
+      });
     }
     if (sorted) return;
+    std::vector<std::vector<size_t>> deps(n);
+    for (size_t i = 0; i < n; ++i) {
+      forEachName(i, [&](std::string_view s) {
+        auto it = producer.find(s);
+        if (it != producer.end() && it->second != i) deps[i].push_back(it->second);
+      });
+    }
     // Kahn's algorithm, smallest file position first, so a sorted prefix keeps its order.
     std::vector<size_t> pending(n, 0);
     std::vector<std::vector<size_t>> users(n);
