@@ -97,6 +97,27 @@ int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t) {
   return static_cast<int64_t>(q);
 }
 
+bool roundTrips(const QParams& p, std::string& why) {
+  int64_t lo = 0, hi = 0;
+  if (!quantRange(p.qtype, lo, hi) || hi - lo > (1 << 16)) {
+    why = "the quantized type's range is too wide to check";
+    return false;
+  }
+  for (size_t i = 0; i < p.scale.size(); ++i) {
+    const float s = p.scale[i];
+    const int64_t z = i < p.zero_point.size() ? p.zero_point[i] : 0;
+    for (int64_t q = lo; q <= hi; ++q) {
+      const float x = static_cast<float>(q - z) * s;  // DequantizeLinear
+      if (quantizeOne(x, s, z, p.qtype) != q) {
+        why = "QuantizeLinear does not give back " + std::to_string(q) + " with scale " +
+              std::to_string(s) + " (dequantized to " + std::to_string(x) + ")";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 std::optional<QParams> paramsOf(const Node* n, std::string& why) {
   const bool is_q = n->isOp("QuantizeLinear");
   if (!is_q && !n->isOp("DequantizeLinear")) {

@@ -45,6 +45,11 @@ bool is8Bit(DataType t);
 // half to even, plus the zero point, saturated to `t`'s range.
 int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t);
 
+// True when Q(DQ(q)) = q for every q of the type with these scales and zero points, in
+// float32 as the kernels compute it: what cancelling a DQ -> Q pair assumes. A scale so large
+// that (q - z) * s overflows, or so small that it is subnormal, breaks it.
+bool roundTrips(const QParams& p, std::string& why);
+
 // The DQ producing `v`, or null.
 Node* dequantizeOf(const Value* v);
 // The constant tensor behind `v` (an initializer that is not a graph input), or null.

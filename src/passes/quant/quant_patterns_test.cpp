@@ -451,6 +451,27 @@ TEST(QuantCleanup, DequantizeQuantizeWithSameParametersCancels) {
   }
 }
 
+// A scale so large that (q - z) * s overflows float32: Q(DQ(q)) is not q, so the pair stays,
+// and the result equals the reference evaluation. (A subnormal scale still round-trips: its
+// multiples are exact.)
+TEST(QuantCleanup, DequantizeQuantizeStaysWhenTheScaleBreaksTheRoundTrip) {
+  for (float scale : {3.0e36F, 2.0e37F}) {
+    QdqBuilder q;
+    Value* x = q.b().input("x", kF32, {4});
+    Value* s = q.scale({scale});
+    Value* z = q.zp(kU8, 0);
+    Value* d = q.dq(q.q(x, s, z), s, z);
+    Value* y = q.dq(q.q(d, s, z), s, z);
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    const std::map<std::string, Tensor> in = {
+        {"x", test::floatTensor({4}, {0.0F, 1.0e37F, 3.0e38F, 1.0e-41F})}};
+    EXPECT_EQ(finalizeAndCompare(*m, "qdq-clean", in), 0.0) << scale;
+    EXPECT_EQ(countOps(*m->graph, "QuantizeLinear"), 2u) << scale;
+  }
+}
+
 TEST(QuantCleanup, QuantizeDequantizeIsNotAnIdentity) {
   QdqBuilder q;
   Value* x = q.b().input("x", kF32, {3});

@@ -9,8 +9,9 @@
 // the DQ input's type (paramsOf compares the quantized types).
 // Algebra: Q(DQ(q)) = sat(round(((q - z) * s) / s) + z); (q - z) * s / s is
 // within one float rounding of the integer q - z, whose magnitude is below
-// 2^17, so it rounds back to q - z, and q is in range. The converse, Q then DQ,
-// loses precision and is never removed here.
+// 2^17, so it rounds back to q - z, and q is in range -- unless (q - z) * s
+// overflows or is subnormal, so roundTrips() checks every q for the actual s. The converse, Q then
+// DQ, loses precision and is never removed here.
 #include "passes/quant/quant.h"
 
 namespace onnxfold::quant {
@@ -39,7 +40,7 @@ class CancelDequantizeQuantize : public RewritePattern {
       why = "DequantizeLinear does not produce float32";
       return false;
     }
-    return true;
+    return roundTrips(*a, why);  // the algebra above, checked for these very scales
   }
 
   void rewrite(Node& q, Rewriter& rw) const override {

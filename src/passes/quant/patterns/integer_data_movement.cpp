@@ -59,7 +59,7 @@ class IntegerDataMovement : public RewritePattern {
         return false;
       }
     }
-    return true;
+    return roundTrips(*p, why);  // moving integers instead assumes Q(DQ(q)) = q
   }
 
   void rewrite(Node& q, Rewriter& rw) const override {
