@@ -166,5 +166,21 @@ TEST(DataMovement, ExpandTileFlattenSqueeze) {
   EXPECT_THROW(run("Tile", {x, test::int64Tensor({2}, {-1, 2})}), Error);
 }
 
+// Sizes that wrap int64 are errors, not wrong shapes (or a division by zero).
+TEST(DataMovement, HostileSizesAreRefused) {
+  const Tensor x = iota({1, 4, 2, 2});
+  try {
+    run("DepthToSpace", {x}, test::attrs(Attribute::makeInt("blocksize", int64_t{1} << 32)));
+    ADD_FAILURE() << "blocksize^2 wrapped to 0 and was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("overflows int64"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run("SpaceToDepth", {x}, test::attrs(Attribute::makeInt("blocksize", 3037000500))),
+               Error);
+  // -1 next to dims whose product passes int64.
+  EXPECT_THROW(run("Reshape", {iota({2, 3}), test::int64Tensor({3}, {-1, int64_t{1} << 62, 4})}),
+               Error);
+}
+
 }  // namespace
 }  // namespace onnxfold

@@ -165,6 +165,19 @@ TEST(IndexingOps, SliceStepsClampingAndLegacyAttributes) {
                Error);
 }
 
+TEST(IndexingOps, SliceWithExtremeStartsAndStepsTakesWhatOnnxSays) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor data = test::floatTensor({8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  // From the last element backwards by 2^63: one element (a wrapped count gave none).
+  Tensor a =
+      run("Slice", {data, i64({1}, {kMax}), i64({1}, {kMin}), i64({1}, {0}), i64({1}, {kMin})})[0];
+  EXPECT_EQ(floats(a), (std::vector<float>{8}));
+  // Forwards by 2^63 - 1 from the start: the first element only.
+  a = run("Slice", {data, i64({1}, {kMin}), i64({1}, {kMax}), i64({1}, {0}), i64({1}, {kMax})})[0];
+  EXPECT_EQ(floats(a), (std::vector<float>{1}));
+}
+
 TEST(IndexingOps, ScatterReductions) {
   const Tensor data = test::floatTensor({1, 5}, {1, 2, 3, 4, 5});
   const Tensor idx = i64({1, 2}, {1, 1});

@@ -54,6 +54,17 @@ std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
 
 constexpr auto floats = &test::floatValues;
 
+// A bias shorter than the output channels would be read past its end; a kernel_shape that
+// disagrees with W would compute another conv. Both are refused by the rule.
+TEST(Matmul, ConvRefusesAShortBiasAndAWrongKernelShape) {
+  const Tensor x = test::floatTensor({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  const Tensor w = test::floatTensor({2, 1, 2, 2}, std::vector<float>(8, 1.0f));
+  EXPECT_NO_THROW(run("Conv", {x, w, test::floatTensor({2}, {1, 2})}));
+  EXPECT_THROW(run("Conv", {x, w, test::floatTensor({1}, {1})}), Error);
+  EXPECT_THROW(run("Conv", {x, w}, test::attrs(Attribute::makeInts("kernel_shape", {3, 3}))),
+               Error);
+}
+
 TEST(Matmul, HighwayGemmMatchesScalar) {
   std::mt19937 rng(1);
   // Below, at and above the vector width (4/8/16 lanes), the 3-vector tile,
