@@ -320,6 +320,12 @@ Value* Graph::newValue(std::string name) {
   return raw;
 }
 
+void Graph::reserveValues(size_t n) {
+  owned_values_.reserve(owned_values_.size() + n);
+  scope_.reserve(scope_.size() + n);
+  names_->reserve(names_->size() + n);
+}
+
 void Graph::defineName(Value* v) {
   if (v->name_.empty()) return;
   names_->insert(v->name_);
@@ -537,6 +543,8 @@ void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Val
     if (it != local.end()) return it->second;
     return outer(v);
   };
+  local.reserve(src.numNodes() + src.inputs().size() + src.initializers().size());
+  dst.reserveValues(src.numNodes() + src.inputs().size() + src.initializers().size());
   dst.name = src.name;
   dst.doc_string = src.doc_string;
   dst.metadata_props = src.metadata_props;

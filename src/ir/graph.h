@@ -343,6 +343,9 @@ class Graph {
   // --- names
   // Looks up a value by name in this graph, then in the enclosing graphs.
   Value* lookup(std::string_view name) const;
+  // Room for about `n` more values in the graph's tables (bulk builders: the reader, clone),
+  // so a million-node graph is not rehashed twenty times.
+  void reserveValues(size_t n);
   // Values defined directly in this graph (not in subgraphs or parents).
   Value* lookupLocal(std::string_view name) const;
   // A name not used anywhere in the model: `base`, else `base__1`, `base__2`, ...

@@ -1012,6 +1012,7 @@ class Reader {
   }
 
   void linkGraph(Graph& g, PendingGraph& pg, const std::string& label) {
+    g.reserveValues(pg.initializers.size() + pg.inputs.size() + pg.nodes.size());
     // Initializers, then inputs (an input may name an initializer: an overridable default).
     for (Tensor& t : pg.initializers) {
       defineOrFail(g, t.name, label, "initializer");

@@ -75,11 +75,11 @@ class Validator {
     for (const Function& f : model_.functions)
       functions_[{f.domain, f.name}] = &f;
     checkRecursion();
-    path_.push_back("graph " + quoted(model_.graph->name));
+    path_.push_back({"graph", model_.graph.get(), nullptr});
     walk(*model_.graph, nullptr);
     path_.pop_back();
     for (const Function& f : model_.functions) {
-      path_.push_back("function " + quoted(f.name));
+      path_.push_back({"function", nullptr, nullptr, &f});
       prop_.setFunctionScope(f.body.get(), &f.opset_import);
       walk(*f.body, &f);
       prop_.setFunctionScope(nullptr, nullptr);
@@ -93,8 +93,8 @@ class Validator {
  private:
   [[noreturn]] void fail(const std::string& problem) const {
     std::string where;
-    for (const std::string& p : path_)
-      where += (where.empty() ? "" : " > ") + p;
+    for (const Place& p : path_)
+      where += (where.empty() ? "" : " > ") + p.text();
     throw ValidationError(where, problem);
   }
 
@@ -230,8 +230,7 @@ class Validator {
   }
 
   void node(Node& n, const Function* in_function) {
-    path_.push_back("node " + (n.name.empty() ? n.op_type : quoted(n.name)) + " (" + n.op_type +
-                    ")");
+    path_.push_back({"node", nullptr, &n});
     if (!isValidUtf8(n.name) || !isValidUtf8(n.op_type) || !isValidUtf8(n.domain)) {
       fail("the node's name, op_type or domain is not valid UTF-8");
     }
@@ -260,7 +259,7 @@ class Validator {
     }
     checkSubgraphs(n, opset);
     n.forEachSubgraph([&](Graph& sg) {
-      path_.push_back("graph " + quoted(sg.name));
+      path_.push_back({"graph", &sg, nullptr});
       prop_.seedSubgraphInputs(n);
       walk(sg, in_function);
       path_.pop_back();
@@ -444,7 +443,21 @@ class Validator {
   ValidateOptions options_;
   Propagation prop_;
   std::map<std::pair<std::string, std::string>, const Function*> functions_;
-  std::vector<std::string> path_;
+  // Where the walk is; put into words only when something fails (a string per node costs).
+  struct Place {
+    const char* kind;
+    const Graph* graph = nullptr;
+    const Node* node = nullptr;
+    const Function* function = nullptr;
+    std::string text() const {
+      if (node != nullptr) {
+        return std::string(kind) + " " + (node->name.empty() ? node->op_type : quoted(node->name)) +
+               " (" + node->op_type + ")";
+      }
+      return std::string(kind) + " " + quoted(graph != nullptr ? graph->name : function->name);
+    }
+  };
+  std::vector<Place> path_;
 };
 
 }  // namespace
