@@ -85,15 +85,19 @@ class Scanner {
   void message(Msg m, uint64_t pos, uint64_t end, std::string& dst, int depth) {
     if (depth > kMaxGraphNesting) throw ParseError(nameOf(m), "subgraphs nested too deeply");
     while (pos < end) {
+      // Keys and varints are copied as they are, not re-encoded: the reader keeps unknown
+      // fields byte for byte, non-canonical varints included, and so must the skeleton.
+      const uint64_t key_at = pos;
       const uint64_t key = varint(pos, end, m);
       const uint32_t field = static_cast<uint32_t>(key >> 3);
       const auto wire = static_cast<unsigned>(key & 7);
       if (field == 0) throw ParseError(nameOf(m), "bad field key: field number 0");
-      wire::appendVarint(dst, key);
+      copy(key_at, pos - key_at, dst);
       switch (wire) {
         case 0: {  // varint
-          const uint64_t v = varint(pos, end, m);
-          wire::appendVarint(dst, v);
+          const uint64_t at = pos;
+          varint(pos, end, m);
+          copy(at, pos - at, dst);
           break;
         }
         case 1:    // fixed64
@@ -105,7 +109,9 @@ class Scanner {
           break;
         }
         case 2: {  // length-delimited
+          const uint64_t len_at = pos;
           const uint64_t len = varint(pos, end, m);
+          const uint64_t len_bytes = pos - len_at;
           if (len > end - pos) {
             throw ParseError(nameOf(m), "field " + std::to_string(field) + " has length " +
                                             std::to_string(len) + ", past the end of its message");
@@ -124,8 +130,7 @@ class Scanner {
             wire::appendVarint(dst, 0);  // raw_data left in the file
             pending_.push_back({dst.size(), pos, len});
           } else {
-            wire::appendVarint(dst, len);
-            copy(pos, len, dst);
+            copy(len_at, len_bytes + len, dst);  // prefix and content as they are
           }
           pos += len;
           break;
