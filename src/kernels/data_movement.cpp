@@ -318,6 +318,10 @@ bool readAxes(InferContext& ctx, int input_since, size_t idx, std::vector<int64_
   return true;
 }
 
+// The most dims a rank read from a declared shape length (a 1-D shape input of n entries) may
+// give: a fuzzed model declared 2^31, and making that many symbols exhausted memory.
+constexpr int64_t kMaxDeclaredRank = 1 << 16;
+
 Shape unknownDims(InferContext& ctx, size_t rank) {
   Shape s;
   for (size_t k = 0; k < rank; ++k)
@@ -349,7 +353,8 @@ void inferReshape(InferContext& ctx) {
   std::vector<Dim> target = reshapeTarget(ctx, ok);
   if (!ok) {
     const Shape* ts = ctx.inputShape(1);
-    if (ts != nullptr && ts->rank() == 1 && ts->dims[0].isKnown()) {
+    if (ts != nullptr && ts->rank() == 1 && ts->dims[0].isKnown() &&
+        ts->dims[0].value <= kMaxDeclaredRank) {
       ctx.setOutput(0, dt, unknownDims(ctx, static_cast<size_t>(ts->dims[0].value)));
     } else {
       ctx.setOutputUnknownRank(0, dt);
@@ -624,10 +629,11 @@ void inferConcat(InferContext& ctx) {
     if (static_cast<int64_t>(s->rank()) != rank) ctx.fail("inputs must have the same rank");
     for (size_t k = 0; k < s->rank(); ++k) {
       if (k == axis) {
-        if (s->dims[k].isKnown())
-          sum += s->dims[k].value;
-        else
+        if (!s->dims[k].isKnown()) {
           sum_known = false;
+        } else if (!checkedAdd(sum, s->dims[k].value, &sum)) {
+          ctx.fail("the concatenated dim overflows int64");  // huge dims of a fuzzed model
+        }
         continue;
       }
       const Dim& a = out.dims[k];
@@ -793,7 +799,8 @@ void inferExpand(InferContext& ctx) {
   const Shape* in = ctx.inputShape(0);
   if (!target) {
     const Shape* ts = ctx.inputShape(1);
-    if (ts != nullptr && ts->rank() == 1 && ts->dims[0].isKnown() && in != nullptr) {
+    if (ts != nullptr && ts->rank() == 1 && ts->dims[0].isKnown() &&
+        ts->dims[0].value <= kMaxDeclaredRank && in != nullptr) {
       const auto r = std::max<size_t>(in->rank(), static_cast<size_t>(ts->dims[0].value));
       ctx.setOutput(0, dt, unknownDims(ctx, r));
     } else {

@@ -188,6 +188,21 @@ void bindInputTypes(InferContext& ic, const std::vector<const Tensor*>& inputs,
   }
 }
 
+// ONNX bools are bytes, and a hostile model may store 86 where it means true: reading that as
+// a C++ bool is undefined (UBSan caught it in Cast), so kernels see 0 and 1 only.
+Tensor withCanonicalBools(Tensor t) {
+  if (t.dtype() != DataType::kBool || !t.isLoaded()) return t;
+  const uint8_t* b = t.bytes();
+  size_t i = 0;
+  while (i < t.byteSize() && b[i] <= 1)
+    ++i;
+  if (i == t.byteSize()) return t;
+  uint8_t* w = t.mutableBytes();  // a copy: the bytes may be a view of the model
+  for (; i < t.byteSize(); ++i)
+    w[i] = w[i] != 0;
+  return t;
+}
+
 }  // namespace
 
 std::optional<Type> inferOutputType(const Node& node, int64_t opset,
@@ -202,7 +217,7 @@ std::optional<Type> inferOutputType(const Node& node, int64_t opset,
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Values only of small inputs (shapes, axes, scales): large ones are not read.
     if (inputs[i] != nullptr && inputs[i]->numElements() <= max_value_elements) {
-      aligned[i] = inputs[i]->aligned();
+      aligned[i] = withCanonicalBools(inputs[i]->aligned());
       ic.input_values[i] = &aligned[i];
     }
   }
@@ -232,7 +247,8 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
   std::vector<Tensor> aligned(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) continue;
-    aligned[i] = (entry->flags & kOpUnalignedInputs) ? *inputs[i] : inputs[i]->aligned();
+    aligned[i] =
+        withCanonicalBools((entry->flags & kOpUnalignedInputs) ? *inputs[i] : inputs[i]->aligned());
     ic.input_values[i] = &aligned[i];
   }
   int symbols = 0;

@@ -187,7 +187,10 @@ void inferConstantOfShape(InferContext& ctx) {
     return;
   }
   const Shape* s = ctx.inputShape(0);
-  if (s != nullptr && s->rank() == 1 && s->dims[0].isKnown()) {
+  // A declared length of 2^31 would make that many symbols (as Reshape/Expand did when fuzzed).
+  constexpr int64_t kMaxDeclaredRank = 1 << 16;
+  if (s != nullptr && s->rank() == 1 && s->dims[0].isKnown() &&
+      s->dims[0].value <= kMaxDeclaredRank) {
     Shape out;
     for (int64_t k = 0; k < s->dims[0].value; ++k)
       out.dims.push_back(ctx.newSymbol());
