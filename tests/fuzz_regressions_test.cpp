@@ -63,8 +63,8 @@ void expectNoCrash(const std::string& what, const std::function<void()>& job) {
     job();
   } catch (const Error&) {
   } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": threw " << typeid(e).name() << " (not an onnxfold::Error): "
-                  << e.what();
+    ADD_FAILURE() << what << ": threw " << typeid(e).name()
+                  << " (not an onnxfold::Error): " << e.what();
   }
 }
 
@@ -102,8 +102,8 @@ TEST(FuzzRegressions, EveryJobSucceedsOrThrowsError) {
       o.passes = {"outline-functions"};
       std::string outlined;
       optimizeWith(in, o, &outlined);
-      o.passes = {"inline-functions", "freeze", "fold-constants", "freezing-patterns",
-                  "eliminate-identity", "cse", "pool-constants", "dce"};
+      o.passes = {"inline-functions",   "freeze", "fold-constants", "freezing-patterns",
+                  "eliminate-identity", "cse",    "pool-constants", "dce"};
       optimizeWith(test::bufferOf(outlined), o);
     });
     expectNoCrash("every pass", [&] {

@@ -126,8 +126,7 @@ int main(int argc, char** argv) {
       ++runs;
     }
   }
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("replay: %zu inputs (%zu files) ran without a finding in %.1f s\n", runs,
               files.size(), s);
   return 0;
