@@ -706,7 +706,7 @@ std::vector<int64_t> splitSizes(const OpContext& ctx, const Tensor* split_input,
     int64_t sum = 0;
     for (int64_t s : split) {
       if (s < 0) ctx.fail("negative split size");
-      sum += s;
+      if (!checkedAdd(sum, s, &sum)) ctx.fail("split sizes overflow int64");  // fuzzed sizes
     }
     if (dim >= 0 && sum != dim)
       ctx.fail("split sizes sum to " + std::to_string(sum) + ", not the axis size " +
@@ -723,7 +723,8 @@ std::vector<int64_t> splitSizes(const OpContext& ctx, const Tensor* split_input,
     ctx.fail("axis size " + std::to_string(dim) + " is not divisible by " + std::to_string(parts));
   }
   // Opset 18: ceil-sized chunks, the last one smaller.
-  const int64_t chunk = (dim + parts - 1) / parts;
+  // ceil(dim / parts) without dim + parts - 1, which wraps for a dim near INT64_MAX (fuzzed).
+  const int64_t chunk = dim / parts + (dim % parts != 0 ? 1 : 0);
   int64_t left = dim;
   for (int64_t k = 0; k < parts; ++k) {
     const int64_t c = std::min(chunk, left);
