@@ -74,9 +74,9 @@ std::string constantConvWeights(const Model&, const Chain& c) {
   if (conv->input(2) != nullptr && constantOf(conv->input(2)) == nullptr)
     return "Conv bias is not constant";
   const Node* bn = c[1];
-  const bool transpose = conv->op_type == "ConvTranspose";
-  const int64_t group = conv->attrInt("group", 1);
-  const int64_t channels = transpose ? w->dims()[1] * group : w->dims()[0];
+  int64_t channels = 0;
+  if (std::string why = patterns::convOutputChannels(conv, w->dims(), channels); !why.empty())
+    return why;
   for (size_t i = 1; i <= 4; ++i) {
     const Tensor* p = constantOf(bn->input(i));
     if (p->dtype() != w->dtype() || p->numElements() != channels)

@@ -122,6 +122,9 @@ bool allElementsEqual(const Tensor& t, double v) {
 
 std::string convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t& channels) {
   if (w.size() < 3) return "Conv weight rank is below 3";
+  for (int64_t d : w) {
+    if (d <= 0) return "Conv weight has an empty dim";  // nothing to fold, and no channel stride
+  }
   const int64_t group = conv->attrInt("group", 1);
   if (group < 1) return "Conv group is not positive";
   if (conv->op_type == "ConvTranspose") {
