@@ -11,11 +11,13 @@ namespace {
 
 class Verifier {
  public:
-  // Values visible at the current point, innermost scope last.
-  std::vector<std::unordered_set<const Value*>> scopes;
-  // Values defined in the graphs verified, their uses, and the node inputs naming them: equal
-  // totals (with every use naming a slot that holds its value) mean each input is recorded once.
+  // Values defined in the graphs verified, in walk order, their uses, and the node inputs
+  // naming them: equal totals (with every use naming a slot that holds its value) mean each
+  // input is recorded once. A defined value is visible where its graph is open (the graph
+  // being walked or one enclosing it): values of finished sibling subgraphs are not.
   std::unordered_set<const Value*> defined;
+  std::unordered_set<const Value*> outer;   // of enclosing graphs, when a subgraph is verified
+  std::vector<const Graph*> open;           // the graphs being walked, outermost first
   std::unordered_set<const Graph*> region;  // the graphs verified (training graphs use too)
   size_t slots = 0;
 
@@ -35,11 +37,17 @@ class Verifier {
     return false;
   }
 
-  bool visible(const Value* v) const {
-    for (const auto& s : scopes) {
-      if (s.count(v)) return true;
+  // `slot`: v is a node input, counted when v is one of the values verified here.
+  bool visible(const Value* v, bool slot = false) {
+    if (defined.count(v) != 0) {
+      slots += slot ? 1 : 0;
+      // Innermost first: most inputs are local.
+      for (auto it = open.rbegin(); it != open.rend(); ++it) {
+        if (*it == v->graph()) return true;
+      }
+      return false;
     }
-    return false;
+    return outer.count(v) != 0;
   }
 
   bool checkUses(const Graph& g, const Value* v) {
@@ -52,39 +60,38 @@ class Verifier {
     return true;
   }
 
-  bool define(const Graph& g, const Value* v, std::unordered_set<std::string_view>& names) {
+  bool define(const Graph& g, const Value* v) {
     if (v->graph() != &g) return fail(g, "value '" + v->name() + "' belongs to another graph");
-    if (!names.insert(v->name()).second) {
-      return fail(g, "value name '" + v->name() + "' is defined twice");
-    }
-    if (g.lookupLocal(v->name()) != v) {
+    // The scope maps a name to one value: a second value of the same name is not in it.
+    if (const Value* in_scope = g.lookupLocal(v->name()); in_scope != v) {
+      if (in_scope != nullptr && defined.count(in_scope) != 0) {
+        return fail(g, "value name '" + v->name() + "' is defined twice");
+      }
       return fail(g, "value '" + v->name() + "' is missing from its graph's name scope");
     }
-    scopes.back().insert(v);
     return checkUses(g, v);
   }
 
   bool graph(const Graph& g) {
     region.insert(&g);
-    scopes.emplace_back();
-    std::unordered_set<std::string_view> names;  // views of the values' names
-    bool ok = walk(g, names);
-    scopes.pop_back();
+    open.push_back(&g);
+    bool ok = walk(g);
+    open.pop_back();
     return ok;
   }
 
-  bool walk(const Graph& g, std::unordered_set<std::string_view>& names) {
+  bool walk(const Graph& g) {
     for (const Value* v : g.initializers()) {
       if (!v->isInitializer()) return fail(g, "initializer '" + v->name() + "' has no data");
-      if (!define(g, v, names)) return false;
+      if (!define(g, v)) return false;
     }
     for (const Value* v : g.sparseInitializers()) {
-      if (!define(g, v, names)) return false;
+      if (!define(g, v)) return false;
     }
     for (const Value* v : g.inputs()) {
       if (!v->isGraphInput()) return fail(g, "input '" + v->name() + "' is not marked as input");
       if (v->isInitializer() || v->isSparseInitializer()) continue;  // defined above
-      if (!define(g, v, names)) return false;
+      if (!define(g, v)) return false;
     }
     size_t count = 0;
     const Node* prev = nullptr;
@@ -99,7 +106,7 @@ class Verifier {
       for (size_t i = 0; i < n->numInputs(); ++i) {
         const Value* v = n->input(i);
         if (v == nullptr) continue;
-        if (!visible(v)) {
+        if (!visible(v, /*slot=*/true)) {
           return fail(g, where() + " input " + std::to_string(i) + " '" + v->name() +
                              "' is not defined before it (order or scope)");
         }
@@ -109,7 +116,6 @@ class Verifier {
           return fail(g, where() + " input " + std::to_string(i) + " '" + v->name() +
                              "' is not recorded in its use list");
         }
-        if (defined.count(v)) ++slots;
       }
       // Subgraphs see everything defined so far; their own names come after.
       bool sub_ok = true;
@@ -129,7 +135,7 @@ class Verifier {
           return fail(g, where() + " output '" + v->name() + "' does not point back to it");
         }
         if (v->name().empty()) return fail(g, where() + " has an output without a name");
-        if (!define(g, v, names)) return false;
+        if (!define(g, v)) return false;
       }
     }
     if (count != g.numNodes()) return fail(g, "node count is out of sync with the node list");
@@ -144,9 +150,9 @@ class Verifier {
   }
 };
 
-void collectDomains(const Graph& g, std::unordered_set<std::string>& out) {
+void collectDomains(const Graph& g, std::unordered_set<std::string_view>& out) {
   for (const Node* n : g.nodes()) {
-    out.insert(isDefaultDomain(n->domain) ? std::string() : n->domain);
+    out.insert(isDefaultDomain(n->domain) ? std::string_view() : std::string_view(n->domain));
     n->forEachSubgraph([&out](Graph& sg) { collectDomains(sg, out); });
   }
 }
@@ -160,10 +166,12 @@ std::string checkOpsets(const std::vector<OpsetId>& opsets, const Graph& g,
       return what + ": domain '" + o.domain + "' is imported twice";
     }
   }
-  std::unordered_set<std::string> used;
+  std::unordered_set<std::string_view> used;
   collectDomains(g, used);
-  for (const std::string& d : used) {
-    if (!seen.count(d)) return what + ": nodes use domain '" + d + "' but it is not imported";
+  for (std::string_view d : used) {
+    if (!seen.count(std::string(d))) {
+      return what + ": nodes use domain '" + std::string(d) + "' but it is not imported";
+    }
   }
   return {};
 }
@@ -176,15 +184,14 @@ VerifyResult verifyGraph(const Graph& graph) {
   std::vector<const Graph*> chain;
   for (const Graph* p = graph.parent(); p != nullptr; p = p->parent())
     chain.push_back(p);
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    v.scopes.emplace_back();
-    for (const Value* x : (*it)->inputs())
-      v.scopes.back().insert(x);
-    for (const Value* x : (*it)->initializers())
-      v.scopes.back().insert(x);
-    for (const Node* n : (*it)->nodes()) {
+  for (const Graph* p : chain) {
+    for (const Value* x : p->inputs())
+      v.outer.insert(x);
+    for (const Value* x : p->initializers())
+      v.outer.insert(x);
+    for (const Node* n : p->nodes()) {
       for (const Value* x : n->outputs()) {
-        if (x) v.scopes.back().insert(x);
+        if (x) v.outer.insert(x);
       }
     }
   }

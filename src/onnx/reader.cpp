@@ -804,7 +804,6 @@ class Reader {
       }
     }
     // Attributes last, so errors inside them can name the node.
-    const std::string label = nodeLabel(n, index);
     try {
       if (n.op_type.empty()) throw ParseError("", "node has no op_type");
       for (std::string_view ab : attr_bytes) {
@@ -815,7 +814,7 @@ class Reader {
         n.attributes.push_back(std::move(a));
       }
     } catch (const ParseError& e) {
-      throw e.within(label);
+      throw e.within(nodeLabel(n, index));
     }
     if (!n.name.empty()) g.reserveName(n.name);
     return p;
@@ -921,6 +920,7 @@ class Reader {
   // Puts the nodes of `pg` in an order where every name is defined before use.
   void sortNodes(PendingGraph& pg, const std::string& label) {
     std::unordered_map<std::string_view, size_t> producer;
+    producer.reserve(pg.nodes.size());
     for (size_t i = 0; i < pg.nodes.size(); ++i) {
       for (const auto& o : pg.nodes[i].outputs) {
         if (!o.empty()) producer.emplace(o, i);
@@ -1044,7 +1044,8 @@ class Reader {
     sortNodes(pg, label);
     for (PendingNode& pn : pg.nodes) {
       Node* n = pn.node.get();
-      const std::string node_label = label + " > " + nodeLabel(*n, pn.index);
+      // Built on the error path only: a label per node is a million strings for a big graph.
+      auto node_label = [&] { return label + " > " + nodeLabel(*n, pn.index); };
       // Resolve every input before touching the graph, so a failure leaves no half-linked node.
       std::vector<Value*> ins;
       ins.reserve(pn.inputs.size());
@@ -1055,8 +1056,8 @@ class Reader {
         }
         Value* v = g.lookup(pn.inputs[i]);
         if (v == nullptr) {
-          throw ParseError(node_label, "input " + std::to_string(i) + " " + quoted(pn.inputs[i]) +
-                                           " is not defined by any node, input or initializer");
+          throw ParseError(node_label(), "input " + std::to_string(i) + " " + quoted(pn.inputs[i]) +
+                                             " is not defined by any node, input or initializer");
         }
         ins.push_back(v);
       }
@@ -1064,11 +1065,11 @@ class Reader {
         const std::string& o = pn.outputs[i];
         if (o.empty()) continue;
         if (g.lookupLocal(o) != nullptr) {
-          throw ParseError(node_label, "output " + quoted(o) + " is defined twice (not SSA)");
+          throw ParseError(node_label(), "output " + quoted(o) + " is defined twice (not SSA)");
         }
         for (size_t k = 0; k < i; ++k) {
           if (pn.outputs[k] == o) {
-            throw ParseError(node_label, "output " + quoted(o) + " is listed twice");
+            throw ParseError(node_label(), "output " + quoted(o) + " is listed twice");
           }
         }
       }
@@ -1087,7 +1088,7 @@ class Reader {
           linkGraph(sg, spg, "subgraph " + quoted(sg.name));
         });
       } catch (const ParseError& e) {
-        throw e.within(node_label);
+        throw e.within(node_label());
       }
     }
 

@@ -66,7 +66,8 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
       rec.iteration = it;
       rec.before = computeStats(*model);
       // Tensor bytes are shared, so a snapshot costs only the graph structure.
-      if (!snapshot) snapshot = model->clone();
+      const bool can_undo = rec.before.nodes <= options_.undo_limit_nodes;
+      if (!snapshot && can_undo) snapshot = model->clone();
       PassContext ctx(options);
       const auto t0 = std::chrono::steady_clock::now();
       try {
@@ -83,6 +84,11 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
       } catch (const ResourceError&) {
         throw;  // no pass can do without memory or its inputs: the run fails
       } catch (const std::exception& e) {
+        if (!snapshot) {
+          throw Error("pass '" + rec.pass + "' failed on a graph of " +
+                      std::to_string(rec.before.nodes) + " nodes, too large to undo (over " +
+                      std::to_string(options_.undo_limit_nodes) + "): " + e.what());
+        }
         rec.error = e.what();
         rec.changed = false;
         model = std::move(snapshot);  // the next pass takes a new one

@@ -3,7 +3,8 @@
 // Cross-cutting work lives here, not in passes: timing, the before/after
 // statistics, verification after each pass, and recovery. A pass that throws
 // (or leaves IR the verifier rejects) is undone: the model is restored to a
-// snapshot taken before it ran, the error is recorded and the pipeline goes on.
+// snapshot taken before it ran, the error is recorded and the pipeline goes on
+// (for graphs up to PassManagerOptions::undo_limit_nodes; larger ones fail the run).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +54,11 @@ struct PassManagerOptions {
   bool verify_each = true;
 #endif
   int max_iterations = 8;
+  // Undo needs a copy of the graph structure before each changing pass: time and memory
+  // in proportion to the node count. Above this many nodes (a million-node graph is built
+  // to hurt, not exported) no copy is kept and a failing pass fails the run instead; the
+  // caller's input and output files are untouched either way.
+  size_t undo_limit_nodes = size_t{1} << 18;
   // Called before each pass: (pass name, index in the pipeline, pipeline size, iteration).
   std::function<void(const std::string&, size_t, size_t, int)> on_pass;
   // Checked before each pass; returning true stops the pipeline (Error "cancelled").

@@ -474,6 +474,28 @@ TEST(PassManager, UndoKeepsTheWorkOfEarlierPassesInTheRound) {
   EXPECT_TRUE(verify(*m).ok);
 }
 
+// Above the undo limit no snapshot is kept: a failing pass fails the run with its error.
+TEST(PassManager, AFailingPassOnAGraphTooLargeToUndoFailsTheRun) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  b.output(b.op("Neg", {b.op("Identity", {x})}));
+  std::unique_ptr<Model> m = b.build();
+  PassManagerOptions o;
+  o.undo_limit_nodes = 1;
+  PassManager pm(o);
+  pm.add(std::make_unique<ThrowingPass>());
+  try {
+    pm.run(m, PassOptions());
+    FAIL() << "the failing pass was not reported";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("pass 'throws' failed on a graph of 2 nodes, too large to undo"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("deliberate failure"), std::string::npos) << what;
+  }
+}
+
 TEST(PassManager, RunsToAFixpointAndReportsStats) {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
