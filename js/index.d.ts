@@ -280,7 +280,7 @@ export interface ValidationResult {
 
 export function moduleTree(bytes: Bytes, options?: InspectOptions): Promise<ModuleTree>;
 
-export function splitConstants(bytes: Bytes, options?: Pick<OptimizeOptions, 'foldDequantizeWeights' | 'externalData' | 'output'>): Promise<SplitConstantsResult>;
+export function splitConstants(bytes: Bytes, options?: Pick<OptimizeOptions, 'foldDequantizeWeights' | 'sizeBudget' | 'constructorBudget' | 'memoryLimit' | 'externalData' | 'output'>): Promise<SplitConstantsResult>;
 
 export function passes(): Promise<PassList>;
 
@@ -290,6 +290,8 @@ export interface OptionSpec {
   flag: string;
   type: 'integer' | 'boolean' | 'string' | 'string[]' | 'object';
   help: string;
+  /** splitConstants takes it too. */
+  splitConstants: boolean;
 }
 
 /** The options optimize takes, from the one table the CLI and the bindings use. */

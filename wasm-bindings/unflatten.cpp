@@ -22,20 +22,25 @@ using namespace onnxfold_wasm;
 
 namespace {
 
+// The options of the one table (api/options.cpp) that splitConstants takes.
 onnxfold::Options splitOptions(const std::string& text) {
   onnxfold::Options o;
   const nlohmann::json j = parseOptions(text);
   if (j.is_null()) return o;
-  for (const auto& [key, value] : j.items()) {
-    if (key != "foldDequantizeWeights") {
-      throw onnxfold::Error(
-          "option '" + key +
-          "' does not apply to splitConstants (its only option is foldDequantizeWeights)");
-    }
-    if (!value.is_boolean())
-      throw onnxfold::Error("option foldDequantizeWeights: expected a boolean");
-    o.fold_dequantize_weights = value.get<bool>();
+  std::string taken;
+  for (const onnxfold::OptionSpec& s : onnxfold::optionSpecs()) {
+    if (s.split_constants) taken += (taken.empty() ? "" : ", ") + s.name;
   }
+  for (const auto& [key, value] : j.items()) {
+    bool ok = false;
+    for (const onnxfold::OptionSpec& s : onnxfold::optionSpecs())
+      ok = ok || (s.name == key && s.split_constants);
+    if (!ok) {
+      throw onnxfold::Error("option '" + key +
+                            "' does not apply to splitConstants (its options: " + taken + ")");
+    }
+  }
+  onnxfold::applyOptionsJson(text, o);
   return o;
 }
 

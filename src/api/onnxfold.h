@@ -83,6 +83,7 @@ struct OptionSpec {
   std::string type;       // "integer", "boolean", "string", "string[]" or "object"
   std::string type_help;  // for errors: "an integer"
   std::string help;
+  bool split_constants = false;  // splitConstants takes it too
 };
 const std::vector<OptionSpec>& optionSpecs();
 // Applies a JSON object of options by name ({"sizeBudget": 0, ...}); an unknown name or
@@ -206,6 +207,7 @@ struct SplitReport {
   size_t prep_inputs = 0;                   // weights prep reads (its inputs and initializers)
   std::vector<std::string> values;          // prep outputs = main inputs with initializers
   uint64_t value_bytes = 0;                 // bytes of those values
+  size_t skipped_over_budget = 0;           // constant nodes left in main by the size budgets
   uint64_t prep_bytes = 0, main_bytes = 0;  // written model sizes
   std::string toJson(int indent = 2) const;
 };
@@ -214,7 +216,8 @@ struct SplitReport {
 // also its initializers), every value the folder would compute that the rest
 // needs; `main` takes those values as inputs backed by initializers. Running prep
 // then main (prep's outputs fed by name) computes what the model does.
-// Options used: fold_dequantize_weights.
+// Options used: fold_dequantize_weights, size_budget, constructor_budget (a constant node
+// whose result outgrows what it reads by more stays in main), memory_limit.
 SplitReport splitConstants(const ModelInput& model, Sink& prep, Sink& main,
                            const Options& options = {}, const ExternalDataIO& io = {});
 

@@ -90,10 +90,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
 
   progress("read", "", 0);
   Buffer::resetPeakMemory();
-  Buffer::setMemoryLimit(options.memory_limit);
-  struct ClearLimit {
-    ~ClearLimit() { Buffer::setMemoryLimit(0); }
-  } clear_limit;
+  const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
   auto t0 = std::chrono::steady_clock::now();
   ReadOptions ro;
   if (io.open) {

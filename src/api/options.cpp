@@ -41,15 +41,15 @@ const std::vector<Entry>& entries() {
          o.preserve = as<std::vector<std::string>>(v, s);
        }},
       {{"sizeBudget", "--size-budget", "integer", "an integer",
-        "Largest growth in bytes one constant fold may add (default 1024)"},
+        "Largest growth in bytes one constant fold may add (default 1024)", true},
        [](Options& o, const Json& v, const OptionSpec& s) { o.size_budget = as<int64_t>(v, s); }},
       {{"constructorBudget", "--constructor-budget", "integer", "an integer",
-        "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)"},
+        "The same for ConstantOfShape/Expand/Tile/Range/EyeLike (default 64)", true},
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.constructor_budget = as<int64_t>(v, s);
        }},
       {{"foldDequantizeWeights", "--fold-dequantize-weights", "boolean", "a boolean",
-        "Fold DequantizeLinear of integer weights too (normally kept for quantization)"},
+        "Fold DequantizeLinear of integer weights too (normally kept for quantization)", true},
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.fold_dequantize_weights = as<bool>(v, s);
        }},
@@ -81,7 +81,7 @@ const std::vector<Entry>& entries() {
          o.external_data_file_limit = as<uint64_t>(v, s);
        }},
       {{"memoryLimit", "--memory-limit", "integer", "a non-negative integer",
-        "Fail rather than hold more than this many bytes of tensors (in wasm: of heap)"},
+        "Fail rather than hold more than this many bytes of tensors (in wasm: of heap)", true},
        [](Options& o, const Json& v, const OptionSpec& s) { o.memory_limit = as<uint64_t>(v, s); }},
       {{"reuseInputData", "--reuse-input-data", "boolean", "a boolean",
         "Refer to the input's external-data files for unchanged weights instead of copying them "
@@ -130,7 +130,11 @@ void applyOptionsJson(const std::string& text, Options& options) {
 std::string optionSpecsJson() {
   Json a = Json::array();
   for (const OptionSpec& s : optionSpecs()) {
-    a.push_back({{"name", s.name}, {"flag", s.flag}, {"type", s.type}, {"help", s.help}});
+    a.push_back({{"name", s.name},
+                 {"flag", s.flag},
+                 {"type", s.type},
+                 {"help", s.help},
+                 {"splitConstants", s.split_constants}});
   }
   return a.dump();
 }

@@ -107,6 +107,25 @@ void writeTextFile(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+// The option table's flags on `cmd` (only those splitConstants takes when `split_only`); the
+// text given for each lands in `given`, for optionsFromFlags.
+void addOptionFlags(CLI::App* cmd, std::map<std::string, std::vector<std::string>>& given,
+                    bool split_only) {
+  for (const onnxfold::OptionSpec& spec : onnxfold::optionSpecs()) {
+    std::vector<std::string>& values = given[spec.name];
+    if (split_only && !spec.split_constants) continue;
+    if (spec.type == "boolean") {
+      cmd->add_flag_callback(
+          spec.flag, [&values] { values = {"true"}; }, spec.help);
+    } else if (spec.type == "string[]" || spec.type == "object") {
+      cmd->add_option(spec.flag, values,
+                      spec.help + (spec.type == "object" ? " (repeatable)" : ""));
+    } else {
+      cmd->add_option(spec.flag, values, spec.help)->expected(1);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,18 +164,7 @@ int main(int argc, char** argv) {
   // The optimizer's options come from the one table (api/options.cpp) the npm package uses
   // too: each flag's text is turned into JSON by its type and applied by applyOptionsJson.
   std::map<std::string, std::vector<std::string>> given;
-  for (const onnxfold::OptionSpec& spec : onnxfold::optionSpecs()) {
-    std::vector<std::string>& values = given[spec.name];
-    if (spec.type == "boolean") {
-      opt->add_flag_callback(
-          spec.flag, [&values] { values = {"true"}; }, spec.help);
-    } else if (spec.type == "string[]" || spec.type == "object") {
-      opt->add_option(spec.flag, values,
-                      spec.help + (spec.type == "object" ? " (repeatable)" : ""));
-    } else {
-      opt->add_option(spec.flag, values, spec.help)->expected(1);
-    }
-  }
+  addOptionFlags(opt, given, false);
   opt->add_option("--report", report_path, "Write the JSON report to this file");
   opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
   opt->add_flag("--explain", explain,
@@ -186,6 +194,9 @@ int main(int argc, char** argv) {
   split->add_option("--prep", split_prep, "Where to write the constant graph")->required();
   split->add_option("--main", split_main, "Where to write the rest")->required();
   split->add_flag("--json", split_json, "Print the report as JSON");
+  onnxfold::Options split_options;
+  std::map<std::string, std::vector<std::string>> split_given;
+  addOptionFlags(split, split_given, true);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -214,8 +225,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (split->parsed()) {
+      if (!optionsFromFlags(split_given, split_options)) return 2;
       const onnxfold::SplitReport r =
-          onnxfold::splitConstantsFile(split_in, split_prep, split_main);
+          onnxfold::splitConstantsFile(split_in, split_prep, split_main, split_options);
       if (split_json) {
         std::cout << r.toJson() << "\n";
       } else {

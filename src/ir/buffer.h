@@ -68,6 +68,13 @@ class Buffer {
   // Allocations that would take the live total over `bytes` throw ResourceError (0: no limit).
   // In wasm the limit is on the whole heap, checked at each allocation.
   static void setMemoryLimit(uint64_t bytes);
+  // The limit for one run (a facade call), lifted when it ends however it ends.
+  struct ScopedMemoryLimit {
+    explicit ScopedMemoryLimit(uint64_t bytes) { setMemoryLimit(bytes); }
+    ~ScopedMemoryLimit() { setMemoryLimit(0); }
+    ScopedMemoryLimit(const ScopedMemoryLimit&) = delete;
+    ScopedMemoryLimit& operator=(const ScopedMemoryLimit&) = delete;
+  };
   // The wasm heap's size (it only grows: its peak); natively the live total above.
   static uint64_t heapBytes();
 

@@ -14,6 +14,10 @@
 
 namespace onnxfold::kernels {
 
+// The most dims a rank read from a declared shape length (a 1-D shape input of n entries) may
+// give: a fuzzed model declared 2^31, and making that many symbols exhausted memory.
+constexpr int64_t kMaxDeclaredRank = 1 << 16;
+
 // ------------------------------------------------------------ 16-bit floats
 
 // IEEE half <-> float; float -> half rounds to nearest even, keeps NaN and Inf.

@@ -318,10 +318,6 @@ bool readAxes(InferContext& ctx, int input_since, size_t idx, std::vector<int64_
   return true;
 }
 
-// The most dims a rank read from a declared shape length (a 1-D shape input of n entries) may
-// give: a fuzzed model declared 2^31, and making that many symbols exhausted memory.
-constexpr int64_t kMaxDeclaredRank = 1 << 16;
-
 Shape unknownDims(InferContext& ctx, size_t rank) {
   Shape s;
   for (size_t k = 0; k < rank; ++k)

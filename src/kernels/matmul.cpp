@@ -806,10 +806,21 @@ void col2imAdd(const T* col, int64_t channels, const std::vector<int64_t>& in_di
 
 // ================================================================= Conv
 
-// Kernel spatial shape: the attribute, else W's dims after the first two.
+// Kernel spatial shape: the attribute, else W's dims after the first two. An attribute that
+// disagrees with W's known dims is an error (the kernels index W by it).
 std::vector<int64_t> kernelShapeFrom(const OpContext& ctx, const Shape* w, size_t nsp) {
   std::vector<int64_t> k = ctx.attrInts("kernel_shape");
-  if (!k.empty()) return k;
+  if (!k.empty()) {
+    if (w == nullptr || w->rank() != nsp + 2) return k;
+    for (size_t i = 0; i < nsp && i < k.size(); ++i) {
+      const Dim& d = w->dims[i + 2];
+      if (d.isKnown() && d.value != k[i]) {
+        ctx.fail("kernel_shape[" + std::to_string(i) + "] = " + std::to_string(k[i]) +
+                 " but W's spatial dim is " + std::to_string(d.value));
+      }
+    }
+    return k;
+  }
   if (w == nullptr || w->rank() != nsp + 2) return {};
   for (size_t i = 2; i < w->rank(); ++i) {
     if (!w->dims[i].isKnown()) return {};
@@ -842,16 +853,6 @@ void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
              std::to_string(group));
   }
   const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, nsp);
-  // kernel_shape, when given, must be W's spatial dims.
-  if (w != nullptr && ctx.hasAttr("kernel_shape")) {
-    for (size_t i = 0; i < nsp && i < kernel.size(); ++i) {
-      const Dim& k = w->dims[i + 2];
-      if (k.isKnown() && k.value != kernel[i]) {
-        ctx.fail("kernel_shape[" + std::to_string(i) + "] = " + std::to_string(kernel[i]) +
-                 " but W's spatial dim is " + std::to_string(k.value));
-      }
-    }
-  }
   if (kernel.empty()) {
     Shape s;
     s.dims = {x->dims[0], m};

@@ -65,6 +65,17 @@ TEST(Matmul, ConvRefusesAShortBiasAndAWrongKernelShape) {
                Error);
 }
 
+// ConvTranspose reads W by kernel_shape too: a larger one would read past W's end.
+TEST(Matmul, ConvTransposeRefusesAKernelShapeThatDisagreesWithW) {
+  const Tensor x = test::floatTensor({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  const Tensor w = test::floatTensor({1, 2, 2, 2}, std::vector<float>(8, 1.0f));
+  EXPECT_NO_THROW(
+      run("ConvTranspose", {x, w}, test::attrs(Attribute::makeInts("kernel_shape", {2, 2}))));
+  EXPECT_THROW(
+      run("ConvTranspose", {x, w}, test::attrs(Attribute::makeInts("kernel_shape", {3, 3}))),
+      Error);
+}
+
 TEST(Matmul, HighwayGemmMatchesScalar) {
   std::mt19937 rng(1);
   // Below, at and above the vector width (4/8/16 lanes), the 3-vector tile,

@@ -187,8 +187,6 @@ void inferConstantOfShape(InferContext& ctx) {
     return;
   }
   const Shape* s = ctx.inputShape(0);
-  // A declared length of 2^31 would make that many symbols (as Reshape/Expand did when fuzzed).
-  constexpr int64_t kMaxDeclaredRank = 1 << 16;
   if (s != nullptr && s->rank() == 1 && s->dims[0].isKnown() &&
       s->dims[0].value <= kMaxDeclaredRank) {
     Shape out;

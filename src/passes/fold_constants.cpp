@@ -26,6 +26,7 @@
 #include <unordered_map>
 
 #include "kernels/op_registry.h"
+#include "passes/fold_policy.h"
 #include "passes/fold_recipe.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
@@ -108,19 +109,6 @@ class FoldConstants : public Pass {
         freed += static_cast<int64_t>(a.t.storedBytes());
     }
     return freed;
-  }
-
-  static bool isConstructor(const Node* n) {
-    for (const char* op : {"ConstantOfShape", "Expand", "Tile", "Range", "EyeLike"}) {
-      if (n->isOp(op)) return true;
-    }
-    return false;
-  }
-
-  static bool isProtectedDequantize(const Node* n, const PassContext& ctx) {
-    if (!n->isOp("DequantizeLinear") || ctx.options().fold_dequantize_weights) return false;
-    const Value* x = n->input(0);
-    return x != nullptr && x->isConstant() && isInteger(x->initializer()->dtype());
   }
 
   bool inlineConstantIf(Graph& g, Node* n, Propagation& prop, PassContext& ctx) {
@@ -210,7 +198,8 @@ class FoldConstants : public Pass {
         // Over the budget by the inferred output types: skipped before anything is allocated.
         const std::vector<std::optional<Type>> types = inferredOutputTypes(*n, inf.opset, inputs);
         if (std::optional<int64_t> bytes = inferredOutputBytes(*n, types)) {
-          if (std::string over = overBudget(n, *bytes - freedBytes(n, prop), ctx); !over.empty()) {
+          if (std::string over = overBudget(*n, *bytes - freedBytes(n, prop), ctx.options());
+              !over.empty()) {
             if (explain) ctx.explain(*n, std::move(over));
             ctx.count("folds skipped (size budget)");
             continue;
@@ -232,7 +221,8 @@ class FoldConstants : public Pass {
       for (size_t i = 0; i < outs.size(); ++i) {
         if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].storedBytes());
       }
-      if (std::string over = overBudget(n, added - freedBytes(n, prop), ctx); !over.empty()) {
+      if (std::string over = overBudget(*n, added - freedBytes(n, prop), ctx.options());
+          !over.empty()) {
         if (explain) ctx.explain(*n, std::move(over));
         ctx.count("folds skipped (size budget)");
         continue;
@@ -248,52 +238,6 @@ class FoldConstants : public Pass {
       changed = true;
     }
     return changed;
-  }
-
-  // Why folding `n` is over its size budget when it grows the model by `growth`; "" if not.
-  static std::string overBudget(const Node* n, int64_t growth, const PassContext& ctx) {
-    const bool constructor = isConstructor(n);
-    const int64_t budget =
-        constructor ? ctx.options().constructor_budget : ctx.options().size_budget;
-    if (growth <= budget) return "";
-    return std::string("over the ") + (constructor ? "constructor " : "") +
-           "size budget: folding would add " + std::to_string(growth) + " bytes (budget " +
-           std::to_string(budget) + ")";
-  }
-
-  // Each output's static type as inference gives it from the known inputs (reading only
-  // small ones: axes, shapes), or nullopt; computed once for the budget and for deferral.
-  static std::vector<std::optional<Type>> inferredOutputTypes(
-      const Node& n, int64_t opset, const std::vector<const Tensor*>& inputs) {
-    constexpr int64_t kMaxValueElements = 1 << 16;
-    std::vector<std::optional<Type>> types(n.numOutputs());
-    for (size_t i = 0; i < n.numOutputs(); ++i) {
-      if (n.output(i) != nullptr)
-        types[i] = inferOutputType(n, opset, inputs, i, kMaxValueElements);
-    }
-    return types;
-  }
-
-  // The bytes of all outputs as inference types them (static numeric tensors), or nullopt.
-  static std::optional<int64_t> inferredOutputBytes(const Node& n,
-                                                    const std::vector<std::optional<Type>>& types) {
-    int64_t total = 0;
-    for (size_t i = 0; i < n.numOutputs(); ++i) {
-      if (n.output(i) == nullptr) continue;
-      const std::optional<Type>& t = types[i];
-      if (!t || t->elem_type == DataType::kString) return std::nullopt;
-      std::vector<int64_t> dims;
-      for (const Dim& d : t->shape->dims)
-        dims.push_back(d.value);
-      const int64_t count = checkedElementCount(dims);
-      if (count < 0) return std::nullopt;
-      if (static_cast<uint64_t>(count) > (UINT64_MAX - 7) / 64) return INT64_MAX / 2;  // huge
-      const uint64_t bytes = rawByteSize64(t->elem_type, count);
-      if (bytes > static_cast<uint64_t>(INT64_MAX / 2)) return INT64_MAX / 2;
-      total += static_cast<int64_t>(bytes);
-      if (total > INT64_MAX / 2) return INT64_MAX / 2;
-    }
-    return total;
   }
 
   // A large single result (a transposed, scaled or cast weight) is not computed now: it
@@ -335,29 +279,11 @@ class FoldConstants : public Pass {
         std::make_shared<FoldRecipe>(n, opset, std::move(held), 0, t->elem_type, dims));
   }
 
-  // Reasons never to fold `n`, whatever is known of its inputs.
+  // Reasons never to fold `n`, whatever is known of its inputs (shared with split-constants).
   static std::string guardWhyNot(const Node* n, const NodeInference& inf, const Propagation& prop,
                                  const PassContext& ctx) {
-    if (inf.entry != nullptr && (inf.entry->flags & kOpNondeterministic)) return "nondeterministic";
-    if (n->isOp("Dropout")) {
-      // opset >= 12 takes training_mode as an input: training with a ratio above 0 is random.
-      const Tensor* mode = prop.knownValue(n->input(2));
-      const Tensor* ratio = prop.knownValue(n->input(1));
-      const bool training =
-          mode != nullptr && mode->numElements() == 1 && mode->at<uint8_t>(0) != 0;
-      const bool zero_ratio =
-          ratio != nullptr && ratio->numElements() == 1 &&
-          ((ratio->dtype() == DataType::kFloat && ratio->at<float>(0) == 0.0f) ||
-           (ratio->dtype() == DataType::kDouble && ratio->at<double>(0) == 0.0));
-      if (training && !zero_ratio) return "nondeterministic (training-mode Dropout)";
-      if (n->input(2) != nullptr && mode == nullptr) {
-        return "nondeterministic unless training_mode is known (Dropout)";
-      }
-    }
-    if (isProtectedDequantize(n, ctx)) {
-      return "DequantizeLinear of an integer weight is kept for quantization";
-    }
-    return "";
+    return foldGuard(
+        *n, inf.entry, [&prop](const Value* v) { return prop.knownValue(v); }, ctx.options());
   }
 
   // Why `n` cannot be evaluated now; "" when it can.

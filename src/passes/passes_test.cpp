@@ -448,13 +448,18 @@ TEST(PassManager, RestoresTheModelWhenAPassFailsAndGoesOn) {
   EXPECT_TRUE(verify(*m).ok);
 }
 
-// Snapshots are shared across passes that change nothing; a failure must still undo only
-// the failing pass, keeping what the passes before it did.
-TEST(PassManager, UndoKeepsTheWorkOfEarlierPassesInTheRound) {
+// y = Neg(Identity(x)): two nodes, one of them for eliminate-identity to remove.
+std::unique_ptr<Model> negOfIdentity() {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
   b.output(b.op("Neg", {b.op("Identity", {x})}));
-  std::unique_ptr<Model> m = b.build();
+  return b.build();
+}
+
+// Snapshots are shared across passes that change nothing; a failure must still undo only
+// the failing pass, keeping what the passes before it did.
+TEST(PassManager, UndoKeepsTheWorkOfEarlierPassesInTheRound) {
+  std::unique_ptr<Model> m = negOfIdentity();
   PassManagerOptions o;
   o.max_iterations = 1;
   PassManager pm(o);
@@ -476,10 +481,7 @@ TEST(PassManager, UndoKeepsTheWorkOfEarlierPassesInTheRound) {
 
 // Above the undo limit no snapshot is kept: a failing pass fails the run with its error.
 TEST(PassManager, AFailingPassOnAGraphTooLargeToUndoFailsTheRun) {
-  ModelBuilder b;
-  Value* x = b.input("x", DataType::kFloat, {2});
-  b.output(b.op("Neg", {b.op("Identity", {x})}));
-  std::unique_ptr<Model> m = b.build();
+  std::unique_ptr<Model> m = negOfIdentity();
   PassManagerOptions o;
   o.undo_limit_nodes = 1;
   PassManager pm(o);

@@ -38,7 +38,9 @@
 #include <vector>
 
 #include "api/onnxfold.h"
+#include "fuzz_util.h"
 #include "ir/graph.h"
+#include "ir/hash.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 
@@ -47,6 +49,8 @@ extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 namespace {
 
 using namespace onnxfold;
+using fuzz::BytesSource;
+using fuzz::exactCopy;
 
 // Tensor storage a run may hold (Options::memory_limit) and the fold budgets: modest, so
 // that legitimately large constants fail cleanly instead of dominating the fuzzer's time.
@@ -69,36 +73,14 @@ bool strict() {
   return s;
 }
 
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ data[i]) * 0x100000001b3ull;
-  return h;
+// Picks the job for an input. The seed is FNV-1a's own basis, the one the committed corpus was
+// minimized with (a different seed would send its files to other jobs).
+uint64_t jobHash(const uint8_t* data, size_t size) {
+  Fnv1a f;
+  f.h = 0xcbf29ce484222325ull;
+  f.bytes(data, size);
+  return f.h;
 }
-
-// The bytes in an allocation of exactly their size, so reading past the end is a heap
-// overflow AddressSanitizer reports.
-Buffer exactCopy(const uint8_t* data, size_t size) {
-  std::shared_ptr<uint8_t> owner(new uint8_t[size + (size == 0)], std::default_delete<uint8_t[]>());
-  if (size != 0) std::memcpy(owner.get(), data, size);
-  return Buffer(owner.get(), size, owner);
-}
-
-// The model as a file the facade reads on demand (its large raw_data weights stay ranges of
-// it, as for the CLI's mapped files and the page's Blobs), not a view.
-class BytesSource : public Source {
- public:
-  explicit BytesSource(Buffer b) : b_(std::move(b)) {}
-  uint64_t size() const override { return b_.size(); }
-  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
-    if (offset > b_.size() || n > b_.size() - offset) finding("read past the source", "");
-    b_.copyTo(offset, n, dst);
-  }
-  std::string describe() const override { return "fuzz input"; }
-
- private:
-  Buffer b_;
-};
 
 Options baseOptions() {
   Options o;
@@ -181,7 +163,7 @@ void runInspect(const ModelInput& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Buffer bytes = exactCopy(data, size);
-  const uint64_t h = fnv1a(data, size);
+  const uint64_t h = jobHash(data, size);
   // Half the inputs are read as a file (weights stay ranges of it), half as bytes in memory.
   const ModelInput in =
       (h >> 32) & 1 ? ModelInput(std::make_shared<BytesSource>(bytes)) : ModelInput(bytes);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_util.h"
 #include "ir/error.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -23,33 +24,13 @@
 
 namespace {
 
+using onnxfold::fuzz::BytesSource;
+using onnxfold::fuzz::exactCopy;
+
 [[noreturn]] void finding(const char* what, const std::string& detail) {
   std::fprintf(stderr, "reader_fuzz: %s: %s\n", what, detail.c_str());
   std::abort();
 }
-
-// The bytes in an allocation of exactly their size, so that reading past the
-// end is a heap overflow AddressSanitizer reports.
-onnxfold::Buffer exactCopy(const uint8_t* data, size_t size) {
-  std::shared_ptr<uint8_t> owner(new uint8_t[size], std::default_delete<uint8_t[]>());
-  if (size != 0) std::memcpy(owner.get(), data, size);
-  return onnxfold::Buffer(owner.get(), size, owner);
-}
-
-// The bytes as a file the reader streams (onnx/skeleton.h), not a view.
-class BytesSource : public onnxfold::Source {
- public:
-  explicit BytesSource(onnxfold::Buffer b) : b_(std::move(b)) {}
-  uint64_t size() const override { return b_.size(); }
-  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
-    if (offset > b_.size() || n > b_.size() - offset) finding("read past the source", "");
-    b_.copyTo(offset, n, dst);
-  }
-  std::string describe() const override { return "fuzz input"; }
-
- private:
-  onnxfold::Buffer b_;
-};
 
 // The model read through a skeleton (weights of 32 bytes or more left in the source) and
 // written: must equal the direct read's write, or be rejected when it is.
