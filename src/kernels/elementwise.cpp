@@ -360,6 +360,7 @@ void propagateSymbolicArith(InferContext& ctx) {
   std::optional<std::vector<SymElem>> b = symbolicElems(ctx, 1);
   if (!a || !b) return;
   const size_t na = a->size(), nb = b->size();
+  if (na == 0 || nb == 0) return;  // nothing to learn (and no element 0 to broadcast)
   if (na != nb && na != 1 && nb != 1) return;
   const size_t n = std::max(na, nb);
   const std::string_view op = ctx.opType();
