@@ -9,9 +9,7 @@
 // computed in float with the intermediate results rounded to the element type
 // where the reference materializes them (scaled Q and K, scores, softmax);
 // double is computed in double. The two hot loops (Q.K dot products and the
-// P.V accumulation) are Highway kernels beside their scalar references.
-#include <hwy/highway.h>
-
+// P.V accumulation) use the Highway kernels of simd.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,80 +17,30 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/simd.h"
 
 namespace onnxfold {
 namespace kernels {
 
-// ================================================================= Highway kernels
+// ================================================================= dot and axpy
 
-// Declared again in attention_test.cpp, which checks each Highway kernel against
-// its scalar reference.
+// float goes through the Highway kernels of simd.h, double through their
+// scalar references.
 namespace attn {
-
-namespace hn = hwy::HWY_NAMESPACE;
-
-// Reference: sum of a[i] * b[i].
-float dotScalar(const float* a, const float* b, int64_t n) {
-  float s = 0;
-  for (int64_t i = 0; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
-}
-
-// Two vector accumulators hide the FMA latency; the tail is scalar.
-float dotHwy(const float* a, const float* b, int64_t n) {
-  const hn::ScalableTag<float> d;
-  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto acc0 = hn::Zero(d), acc1 = hn::Zero(d);
-  int64_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-    acc1 = hn::MulAdd(hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes), acc1);
-  }
-  for (; i + lanes <= n; i += lanes)
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-  float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
-  for (; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
-}
-
-// Reference: y[i] += alpha * x[i].
-void axpyScalar(float alpha, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] += alpha * x[i];
-}
-
-void axpyHwy(float alpha, const float* x, float* y, int64_t n) {
-  const hn::ScalableTag<float> d;
-  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  const auto va = hn::Set(d, alpha);
-  int64_t i = 0;
-  for (; i + lanes <= n; i += lanes)
-    hn::StoreU(hn::MulAdd(va, hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
-  for (; i < n; ++i)
-    y[i] += alpha * x[i];
-}
-
 namespace {
 inline float dot(const float* a, const float* b, int64_t n) {
-  return dotHwy(a, b, n);
+  return simd::dotHwy(a, b, n);
 }
 inline double dot(const double* a, const double* b, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
+  return simd::dotScalar(a, b, n);
 }
 inline void axpy(float alpha, const float* x, float* y, int64_t n) {
-  axpyHwy(alpha, x, y, n);
+  simd::axpyHwy(alpha, x, y, n);
 }
 inline void axpy(double alpha, const double* x, double* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    y[i] += alpha * x[i];
+  simd::axpyScalar(alpha, x, y, n);
 }
 }  // namespace
-
 }  // namespace attn
 
 namespace {

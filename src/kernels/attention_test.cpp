@@ -1,7 +1,6 @@
-// Tests of the attention family: the Highway dot/axpy kernels against their
-// scalar references (sizes below, at and above the vector width), Attention
-// against a direct softmax(QK^T)V, GQA head mapping, causal masking with a
-// past cache, fully masked rows, RotaryEmbedding and LinearAttention.
+// Tests of the attention family: Attention against a direct softmax(QK^T)V,
+// GQA head mapping, causal masking with a past cache, fully masked rows,
+// RotaryEmbedding and LinearAttention.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,14 +12,6 @@
 #include "test_util.h"
 
 namespace onnxfold {
-namespace kernels::attn {
-// Defined in attention.cpp.
-float dotScalar(const float* a, const float* b, int64_t n);
-float dotHwy(const float* a, const float* b, int64_t n);
-void axpyScalar(float alpha, const float* x, float* y, int64_t n);
-void axpyHwy(float alpha, const float* x, float* y, int64_t n);
-}  // namespace kernels::attn
-
 namespace {
 
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
@@ -49,21 +40,6 @@ std::vector<float> randoms(size_t n, unsigned seed) {
   for (float& x : v)
     x = u(g);
   return v;
-}
-
-TEST(AttentionKernels, HighwayMatchesScalar) {
-  for (int64_t n : {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100}) {
-    const std::vector<float> a = randoms(static_cast<size_t>(n), 1),
-                             b = randoms(static_cast<size_t>(n), 2);
-    EXPECT_NEAR(kernels::attn::dotHwy(a.data(), b.data(), n),
-                kernels::attn::dotScalar(a.data(), b.data(), n), 1e-5f * (n + 1))
-        << "n=" << n;
-    std::vector<float> y1 = randoms(static_cast<size_t>(n), 3), y2 = y1;
-    kernels::attn::axpyHwy(0.75f, a.data(), y1.data(), n);
-    kernels::attn::axpyScalar(0.75f, a.data(), y2.data(), n);
-    for (int64_t i = 0; i < n; ++i)
-      EXPECT_NEAR(y1[static_cast<size_t>(i)], y2[static_cast<size_t>(i)], 1e-6f) << "n=" << n;
-  }
 }
 
 // Direct reference: y[b,h,i,:] = softmax_j(q.k_j * scale + bias) v_j.

@@ -7,6 +7,8 @@
 // scalar (double, int64 or uint64), which keeps one encoder and one decoder
 // per exotic type. float32 <-> float16 and the float32 -> int8/uint8
 // quantization loops have Highway kernels beside their scalar references.
+#include "kernels/cast.h"
+
 #include <hwy/highway.h>
 
 #include <cerrno>

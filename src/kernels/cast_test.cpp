@@ -1,6 +1,8 @@
 // Tests of the cast family: the Highway float16 and quantize kernels against
 // their scalar references (sizes below, at and above the vector width, special
 // values), float8/int4 encodings, strings, and Q/DQ granularities.
+#include "kernels/cast.h"
+
 #include <gtest/gtest.h>
 #include <hwy/highway.h>
 
@@ -14,18 +16,6 @@
 #include "test_util.h"
 
 namespace onnxfold {
-namespace kernels {
-// Defined in cast.cpp (no header: the family's kernels are private to it).
-void floatToHalfScalar(const float* in, uint16_t* out, size_t n);
-void floatToHalfHwy(const float* in, uint16_t* out, size_t n);
-void halfToFloatScalar(const uint16_t* in, float* out, size_t n);
-void halfToFloatHwy(const uint16_t* in, float* out, size_t n);
-template <class Q>
-void quantizeF32Scalar(const float* x, size_t n, float scale, int32_t zp, Q* out);
-template <class Q>
-void quantizeF32Hwy(const float* x, size_t n, float scale, int32_t zp, Q* out);
-}  // namespace kernels
-
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;

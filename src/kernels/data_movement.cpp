@@ -10,6 +10,8 @@
 // memcpy'd, and 2-D (batched) transposes take a cache-blocked path.
 // Reshape-like ops (Reshape, Flatten, Squeeze, Unsqueeze) also carry
 // partially known int64 contents through, for shape arithmetic.
+#include "kernels/data_movement.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>

@@ -1,6 +1,8 @@
 // Tests of the data_movement family: the blocked transpose against its scalar
 // reference, symbolic Reshape/Concat/Squeeze propagation, Pad modes, uneven
 // Split, and validation errors.
+#include "kernels/data_movement.h"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -11,14 +13,6 @@
 #include "test_util.h"
 
 namespace onnxfold {
-namespace kernels {
-// Defined in data_movement.cpp.
-template <class T>
-void transpose2DScalar(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols);
-template <class T>
-void transpose2DBlocked(const T* in, T* out, int64_t batch, int64_t rows, int64_t cols);
-}  // namespace kernels
-
 namespace {
 
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,

@@ -140,6 +140,11 @@ OpRegistry::OpRegistry() {
   registerCastOps(*this);
   registerReduceOps(*this);
   registerMatmulOps(*this);
+  registerQuantizedLinearOps(*this);
+  registerConvOps(*this);
+  registerConvTransposeOps(*this);
+  registerPoolOps(*this);
+  registerEinsumOps(*this);
   registerDataMovementOps(*this);
   registerIndexingOps(*this);
   registerNormalizationOps(*this);
@@ -149,7 +154,13 @@ OpRegistry::OpRegistry() {
   registerRecurrentOps(*this);
   registerSignalOps(*this);
   registerControlFlowOps(*this);
-  registerMiscOps(*this);
+  registerLossOps(*this);
+  registerDetOps(*this);
+  registerRandomOps(*this);
+  registerStringOps(*this);
+  registerImageCodecOps(*this);
+  registerMlOps(*this);
+  registerTrainingOps(*this);
 }
 
 const OpRegistry& OpRegistry::instance() {

@@ -160,7 +160,12 @@ class OpRegistry {
 void registerElementwiseOps(OpRegistry& r);  // elementwise.cpp: unary/binary math, logic, compare
 void registerCastOps(OpRegistry& r);         // cast.cpp: Cast, CastLike, quantize/dequantize
 void registerReduceOps(OpRegistry& r);       // reduce.cpp: Reduce*, ArgMax/Min, softmax family
-void registerMatmulOps(OpRegistry& r);       // matmul.cpp: MatMul, Gemm, Conv, ConvTranspose, pools
+void registerMatmulOps(OpRegistry& r);       // matmul.cpp: MatMul, Gemm
+void registerQuantizedLinearOps(OpRegistry& r);  // quantized_linear.cpp: *Integer, QLinear*
+void registerConvOps(OpRegistry& r);             // conv.cpp: Conv, DeformConv, CausalConvWithState
+void registerConvTransposeOps(OpRegistry& r);    // conv_transpose.cpp: ConvTranspose, Col2Im
+void registerPoolOps(OpRegistry& r);    // pool.cpp: Average/Max/LpPool, Global*Pool, MaxUnpool
+void registerEinsumOps(OpRegistry& r);  // einsum.cpp: Einsum
 void registerDataMovementOps(OpRegistry& r);   // data_movement.cpp: Reshape, Transpose, Concat, ...
 void registerIndexingOps(OpRegistry& r);       // indexing.cpp: Gather*, Scatter*, Slice, TopK, ...
 void registerNormalizationOps(OpRegistry& r);  // normalization.cpp: BatchNorm, LayerNorm, ...
@@ -170,7 +175,13 @@ void registerImageOps(OpRegistry& r);        // image.cpp: Resize, GridSample, R
 void registerRecurrentOps(OpRegistry& r);    // recurrent.cpp: RNN, LSTM, GRU
 void registerSignalOps(OpRegistry& r);       // signal.cpp: DFT, STFT, window functions, ...
 void registerControlFlowOps(OpRegistry& r);  // control_flow.cpp: If, Loop, Scan (rules only)
-void registerMiscOps(OpRegistry& r);         // misc.cpp: losses, strings, ai.onnx.ml, random, ...
+void registerLossOps(OpRegistry& r);         // losses.cpp: NegativeLogLikelihoodLoss, SCE loss
+void registerDetOps(OpRegistry& r);          // det.cpp: Det
+void registerRandomOps(OpRegistry& r);       // random.cpp: Random*, Bernoulli, ... (rules only)
+void registerStringOps(OpRegistry& r);       // strings.cpp: StringSplit, ..., TfIdfVectorizer
+void registerImageCodecOps(OpRegistry& r);   // image_codec.cpp: ImageDecoder
+void registerMlOps(OpRegistry& r);           // ml.cpp: ai.onnx.ml LabelEncoder, TreeEnsemble, ...
+void registerTrainingOps(OpRegistry& r);     // training.cpp: ai.onnx.preview.training optimizers
 
 // The static tensor type infer() gives output `output` of `node` on these inputs, reading the
 // values of inputs of at most `max_value_elements` only; nullopt when it gives none, or when

@@ -8,10 +8,7 @@
 // time step are computed up front (one GEMM-like pass), then each batch row
 // runs its own recurrence, so sequence_lens simply bounds that row's loop.
 // Everything is computed in double and rounded once into the element type;
-// the matrix-vector products use a Highway dot product (rnnDotF64) that has a
-// scalar reference beside it.
-#include <hwy/highway.h>
-
+// the matrix-vector products use the Highway dot product of simd.h.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -19,43 +16,10 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/simd.h"
 
 namespace onnxfold {
 namespace kernels {
-
-namespace hn = hwy::HWY_NAMESPACE;
-
-// Reference dot product of two double vectors.
-double rnnDotF64Scalar(const double* a, const double* b, int64_t n) {
-  double s = 0;
-  for (int64_t i = 0; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
-}
-
-// Highway dot product (two accumulators to hide FMA latency, scalar tail).
-// Highway 1.0.3 has no float64 vectors on wasm SIMD128: the scalar loop there.
-double rnnDotF64(const double* a, const double* b, int64_t n) {
-#if !HWY_HAVE_FLOAT64
-  return rnnDotF64Scalar(a, b, n);
-#else
-  const hn::ScalableTag<double> d;
-  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
-  auto acc0 = hn::Zero(d);
-  auto acc1 = hn::Zero(d);
-  int64_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-    acc1 = hn::MulAdd(hn::LoadU(d, a + i + lanes), hn::LoadU(d, b + i + lanes), acc1);
-  }
-  for (; i + lanes <= n; i += lanes)
-    acc0 = hn::MulAdd(hn::LoadU(d, a + i), hn::LoadU(d, b + i), acc0);
-  double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(acc0, acc1)));
-  for (; i < n; ++i)
-    s += a[i] * b[i];
-  return s;
-#endif
-}
 
 namespace {
 
@@ -357,7 +321,7 @@ void computeRecurrent(ComputeContext& ctx, CellKind kind) {
       for (int64_t t = 0; t < len; ++t) {
         const double* xt = xAt(t, b);
         for (int64_t j = 0; j < GH; ++j) {
-          proj[static_cast<size_t>(t * GH + j)] = Wb[j] + rnnDotF64(xt, W + j * I, I);
+          proj[static_cast<size_t>(t * GH + j)] = Wb[j] + simd::dotHwy(xt, W + j * I, I);
         }
       }
       for (int64_t k = 0; k < H; ++k) {
@@ -371,7 +335,7 @@ void computeRecurrent(ComputeContext& ctx, CellKind kind) {
         // need r ⊙ h first, handled below).
         const int64_t rows = kind == CellKind::kGru && !lbr ? 2 * H : GH;
         for (int64_t j = 0; j < rows; ++j) {
-          rec[static_cast<size_t>(j)] = Rb[j] + rnnDotF64(h.data(), R + j * H, H);
+          rec[static_cast<size_t>(j)] = Rb[j] + simd::dotHwy(h.data(), R + j * H, H);
         }
         if (kind == CellKind::kRnn) {
           for (int64_t k = 0; k < H; ++k)
@@ -391,7 +355,7 @@ void computeRecurrent(ComputeContext& ctx, CellKind kind) {
             for (int64_t k = 0; k < H; ++k)
               rh[static_cast<size_t>(k)] = rg[static_cast<size_t>(k)] * h[static_cast<size_t>(k)];
             for (int64_t j = 0; j < H; ++j) {
-              const double s = Rb[2 * H + j] + rnnDotF64(rh.data(), R + (2 * H + j) * H, H);
+              const double s = Rb[2 * H + j] + simd::dotHwy(rh.data(), R + (2 * H + j) * H, H);
               tmp[static_cast<size_t>(j)] = g(clipped(xp[2 * H + j] + s));
             }
           }

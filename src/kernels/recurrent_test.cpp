@@ -11,25 +11,7 @@
 #include "test_util.h"
 
 namespace onnxfold {
-namespace kernels {
-double rnnDotF64Scalar(const double* a, const double* b, int64_t n);
-double rnnDotF64(const double* a, const double* b, int64_t n);
-}  // namespace kernels
 namespace {
-
-// Sizes below, at and above the vector width (and odd tails) agree with the reference.
-TEST(Recurrent, HighwayDotMatchesScalar) {
-  for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 100}) {
-    std::vector<double> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      a[static_cast<size_t>(i)] = std::sin(0.3 * static_cast<double>(i)) + 0.5;
-      b[static_cast<size_t>(i)] = std::cos(0.7 * static_cast<double>(i));
-    }
-    EXPECT_NEAR(kernels::rnnDotF64(a.data(), b.data(), n),
-                kernels::rnnDotF64Scalar(a.data(), b.data(), n), 1e-12)
-        << "n=" << n;
-  }
-}
 
 std::vector<Tensor> run(const std::string& op, const std::vector<const Tensor*>& ins,
                         std::vector<Attribute> attrs, size_t num_outputs, int64_t opset = 22) {

@@ -13,6 +13,8 @@
 // Versions: the `axes` attribute became an input at opset 13 for ReduceSum
 // and at 18 for the others (with noop_with_empty_axes); softmax-family ops
 // coerce the input to 2-D at `axis` before opset 13 and work along one axis after.
+#include "kernels/reduce.h"
+
 #include <hwy/contrib/math/math-inl.h>
 #include <hwy/highway.h>
 

@@ -2,6 +2,8 @@
 // references (sizes below, at and above the vector width), axes as attribute
 // vs input across opsets, noop_with_empty_axes, empty reductions, permuted
 // (non-trailing) axes against a naive reference, and softmax axis semantics.
+#include "kernels/reduce.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,26 +14,6 @@
 #include "kernels/common.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
-
-// The row kernels of reduce.cpp (not in a header: only this test uses them).
-namespace onnxfold::kernels::reduce_simd {
-float sumScalar(const float* x, size_t n);
-float sumAbsScalar(const float* x, size_t n);
-float sumSquaresScalar(const float* x, size_t n);
-float maxScalar(const float* x, size_t n);
-float minScalar(const float* x, size_t n);
-float sumExpShiftedScalar(const float* x, size_t n, float shift);
-void softmaxScalar(const float* x, float* y, size_t n);
-void logSoftmaxScalar(const float* x, float* y, size_t n);
-float sum(const float* x, size_t n);
-float sumAbs(const float* x, size_t n);
-float sumSquares(const float* x, size_t n);
-float max(const float* x, size_t n);
-float min(const float* x, size_t n);
-float sumExpShifted(const float* x, size_t n, float shift);
-void softmax(const float* x, float* y, size_t n);
-void logSoftmax(const float* x, float* y, size_t n);
-}  // namespace onnxfold::kernels::reduce_simd
 
 namespace onnxfold {
 namespace {

@@ -1,0 +1,37 @@
+// What conv.cpp shares with the integer convolutions (quantized_linear.cpp) and
+// with conv_test.cpp: the Conv shape rule, the geometry of a computed conv and
+// the portable im2col + GEMM convolution.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/conv_geometry.h"
+#include "kernels/op_registry.h"
+
+namespace onnxfold::kernels {
+
+// Shape rule of Conv/ConvInteger/QLinearConv: x and w are input indices.
+void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type);
+
+// Geometry of a computed conv from the (known) tensor dims.
+Geom convGeom(const OpContext& ctx, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd);
+
+// Portable conv: per image and group, im2col then Y_g = W_g * col (+ bias).
+// Defined in conv.cpp for float, double and int32_t.
+template <class T>
+void convIm2col(const T* x, const T* w, const T* bias, T* y, int64_t batch, int64_t channels,
+                int64_t out_channels, int64_t group, const Geom& g);
+
+// Float32 conv on NCHW data for the differential test (conv_test.cpp):
+// through XNNPACK (returns false when it is unavailable or the shape is not
+// 1-D/2-D) or through the portable im2col + GEMM path.
+bool convF32ForTest(const float* x, const float* w, const float* bias, float* y, int64_t batch,
+                    int64_t channels, int64_t out_channels, int64_t group,
+                    const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                    const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                    const std::vector<int64_t>& pad_b, const std::vector<int64_t>& pad_e,
+                    bool use_xnnpack);
+
+}  // namespace onnxfold::kernels

@@ -1,0 +1,38 @@
+// Small helpers that several op family files share beyond common.h: input type
+// checks for the inference rules, attribute access and reading integer inputs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/common.h"
+
+namespace onnxfold::kernels {
+
+inline Dim unknownDim() {
+  return Dim();
+}
+
+// Fails as unsupported unless `ok`: input i's type is not one the kernel handles (`what`
+// names the types it expects).
+void requireType(const InferContext& ctx, size_t i, bool ok, const char* what);
+// The same with a predicate on input i's type; a type not known yet passes.
+void requireType(const InferContext& ctx, size_t i, bool (*ok)(DataType), const char* what);
+
+// Integer elements (any integer storage) as int64.
+std::vector<int64_t> readInts(const OpContext& ctx, const Tensor& t);
+
+// A strings attribute (empty when absent) and a tensor attribute (null when absent).
+std::vector<std::string> attrStrings(const OpContext& ctx, std::string_view name);
+const Tensor* attrTensor(const OpContext& ctx, std::string_view name);
+
+// Output `out` gets type t and the shape of input `in` (unknown rank when that is unknown).
+void setSameShape(InferContext& ctx, size_t out, DataType t, size_t in);
+
+// ASCII whitespace, independent of the C locale (StringSplit, the PNM header).
+bool isSpaceCharRaw(uint8_t c);
+
+}  // namespace onnxfold::kernels
