@@ -1,5 +1,5 @@
-// The facade's module-tree entry points (see passes/unflatten/module_tree.h).
-#include "passes/unflatten/module_tree.h"
+// The facade's module-tree entry points (see passes/analysis/module_tree.h).
+#include "passes/analysis/module_tree.h"
 
 #include "api/input.h"
 #include "api/onnxfold.h"

@@ -8,10 +8,10 @@
 #include "ir/printer.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
+#include "passes/analysis/module_tree.h"
 #include "passes/pass_manager.h"
 #include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
-#include "passes/unflatten/module_tree.h"
 #include "passes/validate.h"
 
 namespace onnxfold {

@@ -429,6 +429,40 @@ void Graph::replaceOutput(Value* old_out, Value* v) {
   }
 }
 
+bool Graph::canTakeOutputName(const Value* v) const {
+  if (v->graph() != this || v->isGraphInput() || v->isGraphOutput()) return false;
+  return v->producer() != nullptr || (v->isInitializer() && !v->hasUses());
+}
+
+Node* Graph::replaceValue(Value* from, Value* to) {
+  assert(from != to);
+  Node* carrier = nullptr;
+  if (from->isGraphOutput()) {
+    Value* named = to;
+    if (!canTakeOutputName(to)) {
+      carrier = createNode("Identity", {to}, 1);
+      if (from->producer() != nullptr && from->producer()->graph() == this)
+        insertBefore(from->producer(), carrier);
+      else
+        appendNode(carrier);
+      named = carrier->output(0);
+      named->type = from->type;
+    }
+    // Uses first: `to` may be an initializer nothing used yet.
+    from->replaceAllUsesWith(to);
+    replaceOutput(from, named);
+    return carrier;
+  }
+  from->replaceAllUsesWith(to);
+  return nullptr;
+}
+
+Node* Graph::enclosingNode(Node* n) const {
+  while (n != nullptr && n->graph() != this)
+    n = n->graph()->ownerNode();
+  return n;
+}
+
 size_t Graph::numNodesRecursive() const {
   size_t n = 0;
   for (Node* node : nodes()) {

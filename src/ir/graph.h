@@ -309,7 +309,16 @@ class Graph {
   void removeOutput(size_t i);
   // Makes the graph output that names `old_out` refer to `v` under the same name:
   // `v` is renamed to the output's name (the old value gets a fresh name).
+  // Precondition: canTakeOutputName(v).
   void replaceOutput(Value* old_out, Value* v);
+  // Whether `v` may take a graph output's name in place of another value: a node output of
+  // this graph, or an initializer of it nothing uses yet (just made), that is neither a graph
+  // input nor already an output (their names are the model's interface too).
+  bool canTakeOutputName(const Value* v) const;
+  // Every use of `from` becomes a use of `to`, and a graph output `from` keeps its name (the
+  // one rule for it): `to` takes the name when canTakeOutputName(to), else an Identity of `to`,
+  // inserted before from's producer (appended when it has none), carries it and is returned.
+  Node* replaceValue(Value* from, Value* to);
 
   // --- nodes
   NodeRange nodes() const { return NodeRange(first_); }
@@ -318,6 +327,9 @@ class Graph {
   size_t numNodes() const { return num_nodes_; }
   // Total node count including nodes of subgraphs.
   size_t numNodesRecursive() const;
+  // The node of this graph holding `n`: n itself, or the If/Loop/Scan whose subgraph (at any
+  // depth) has it; null when n is not inside this graph.
+  Node* enclosingNode(Node* n) const;
 
   // Creates a node with `num_outputs` outputs named `<base>_out<k>`; not yet in the list.
   Node* createNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,

@@ -195,6 +195,56 @@ TEST(Graph, VerifierFindsAUseListOutOfSync) {
   EXPECT_TRUE(verified(b.model())) << "inserted, it is a node like the others";
 }
 
+// The one rule for graph outputs: a replaced output keeps its name, taken by the new value when
+// it can, else carried by an Identity.
+TEST(Graph, ReplaceValueKeepsGraphOutputNames) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  Value* r = b.op("Relu", {x});
+  Value* n = b.op("Neg", {r});
+  n->setName("out_n");
+  b.output(n);
+  Value* a = b.op("Abs", {x});
+  a->setName("out_a");
+  b.output(a);
+  std::unique_ptr<Model> m = b.build();
+  Graph& g = *m->graph;
+
+  // A node output of the graph takes the name.
+  EXPECT_TRUE(g.canTakeOutputName(r));
+  EXPECT_EQ(g.replaceValue(n, r), nullptr);
+  EXPECT_EQ(g.outputs()[0], r);
+  EXPECT_EQ(r->name(), "out_n");
+  EXPECT_NE(n->name(), "out_n");
+
+  // A graph input cannot: an Identity carries the name, typed as the output was.
+  a->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(2)}, {}});
+  EXPECT_FALSE(g.canTakeOutputName(x));
+  Node* id = g.replaceValue(a, x);
+  ASSERT_NE(id, nullptr);
+  EXPECT_EQ(id->op_type, "Identity");
+  EXPECT_EQ(id->input(0), x);
+  EXPECT_EQ(g.outputs()[1], id->output(0));
+  EXPECT_EQ(id->output(0)->name(), "out_a");
+  EXPECT_EQ(id->output(0)->type, a->type);
+  EXPECT_EQ(x->name(), "x");
+
+  // An initializer nothing uses yet (just made) takes it; a used one does not.
+  Tensor t = test::floatTensor({2}, {1, 2}, "c");
+  Value* c = g.addInitializer(std::move(t));
+  EXPECT_TRUE(g.canTakeOutputName(c));
+  Node* neg = g.addNode("Neg", {c}, 1);
+  EXPECT_FALSE(g.canTakeOutputName(c));
+  g.eraseNode(neg);
+  EXPECT_EQ(g.replaceValue(r, c), nullptr);
+  EXPECT_EQ(c->name(), "out_n");
+  EXPECT_EQ(g.outputs()[0], c);
+  g.eraseNode(n->producer());
+  g.eraseNode(r->producer());
+  g.eraseNode(a->producer());
+  EXPECT_TRUE(verify(*m).ok) << verify(*m).message;
+}
+
 TEST(Graph, GraphInputsAddAndRemove) {
   ModelBuilder b;
   Graph& g = b.graph();

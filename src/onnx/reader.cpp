@@ -1,3 +1,8 @@
+// The ONNX reader: ModelProto bytes -> IR, one recursive-descent decoder over the wire format
+// (onnx/wire.h). Over 800 lines on purpose: every message type (model, graph, node,
+// attribute, tensor, sparse tensor, type, function, training info) shares the reader's state
+// (the nesting depth, the pending subgraphs linked once their scope is known, external-data
+// resolution, error context), and split across files that state would become a public header.
 #include "onnx/reader.h"
 
 #include <algorithm>

@@ -134,9 +134,7 @@ class EliminateCommonSubexpressions : public Pass {
     for (size_t i = 0; i < dup->numOutputs(); ++i) {
       Value* d = dup->output(i);
       if (d == nullptr) continue;
-      Value* k = keep->output(i);
-      if (d->isGraphOutput()) g.replaceOutput(d, k);  // k takes the output's name
-      d->replaceAllUsesWith(k);
+      g.replaceValue(d, keep->output(i));  // k takes a graph output's name
     }
     g.eraseNode(dup);
     return true;

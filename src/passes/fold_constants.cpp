@@ -60,17 +60,17 @@ class FoldConstants : public Pass {
   // initializer holding `t`, under y's name.
   static Value* replaceWithConstant(Graph& g, Value* y, Tensor t) {
     const std::string name = y->name();
-    y->setName(g.uniqueName(name + "__folded"));
-    t.name = name;
+    t.name = name + "__folded";
     t.doc_string.clear();
     t.metadata_props.clear();
     t.unknown_fields.clear();
     t.segment.reset();
     t.external.reset();
     Value* c = g.addInitializer(std::move(t));
-    y->replaceAllUsesWith(c);
-    for (size_t i = 0; i < g.outputs().size(); ++i) {
-      if (g.outputs()[i] == y) g.setOutput(i, c);
+    g.replaceValue(y, c);     // a graph output's name moves to c
+    if (c->name() != name) {  // and any other's too: a folded value keeps its name
+      y->setName(g.uniqueName(name + "__folded"));
+      c->setName(name);
     }
     return c;
   }
@@ -139,16 +139,7 @@ class FoldConstants : public Pass {
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       Value* out = n->output(i);
       if (out == nullptr) continue;
-      Value* repl = mapValue(branch.outputs()[i]);
-      if (out->isGraphOutput()) {
-        // The output's name is the interface: an Identity carries it (and may be removed later).
-        Node* id = g.createNode("Identity", {repl}, 1);
-        g.insertBefore(n, id);
-        id->output(0)->type = out->type;
-        repl = id->output(0);
-        g.replaceOutput(out, repl);
-      }
-      out->replaceAllUsesWith(repl);
+      g.replaceValue(out, mapValue(branch.outputs()[i]));
       prop.forget(out);
     }
     g.eraseNode(n);

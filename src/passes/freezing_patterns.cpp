@@ -9,7 +9,8 @@
 //   fuse_transposes.cpp                Transpose + Transpose -> one (or none)
 //   fuse_reshapes.cpp                  Reshape chains -> one; Reshape to x's shape -> none
 //   cancel_squeeze_unsqueeze.cpp       Squeeze/Unsqueeze of the same axes -> none
-//   eliminate_noops.cpp                Cast/Expand/Pad/Slice/Identity/Dropout/Concat/Split no-ops
+//   eliminate_noops.cpp                Cast/Expand/Pad/Slice/Dropout/Concat/Split no-ops, and
+//                                      Identity (also the eliminate-identity pass on its own)
 //   eliminate_arithmetic_identities.cpp  x*1, x+0, x-0, x/1
 //   drop_zero_rnn_state.cpp            RNN/GRU/LSTM initial states known to be zero
 // Each pattern documents its Before/After, conditions and algebra in its file,
@@ -19,40 +20,16 @@
 
 namespace onnxfold {
 
-namespace {
-
-class FreezingPatterns : public Pass {
- public:
-  std::string_view name() const override { return "freezing-patterns"; }
-  std::string_view description() const override {
-    return "Conv+BatchNorm/Add/Mul folding, MatMul+Add to Gemm, no-op and identity removal, by one "
-           "pattern driver";
-  }
-
-  bool run(Model& model, PassContext& ctx) override {
-    PatternList patterns;
-    addFuseBatchNormPatterns(patterns);
-    addFuseAddIntoConvPatterns(patterns);
-    addFuseMulIntoConvPatterns(patterns);
-    addFuseMatMulAddPatterns(patterns);
-    addFuseTransposesPatterns(patterns);
-    addFuseReshapesPatterns(patterns);
-    addCancelSqueezeUnsqueezePatterns(patterns);
-    addEliminateNoOpPatterns(patterns);
-    addArithmeticIdentityPatterns(patterns);
-    addDropZeroRnnStatePatterns(patterns);
-    bool changed = false;
-    forEachGraph(model, [&](Graph& g) {
-      changed |= applyPatternsGreedily(model, g, patterns, ctx).changed;
-    });
-    return changed;
-  }
-};
-
-}  // namespace
-
 std::unique_ptr<Pass> createFreezingPatterns() {
-  return std::make_unique<FreezingPatterns>();
+  return makePatternPass(
+      {"freezing-patterns",
+       "Conv+BatchNorm/Add/Mul folding, MatMul+Add to Gemm, no-op and identity removal, by one "
+       "pattern driver",
+       {{addFuseBatchNormPatterns, addFuseAddIntoConvPatterns, addFuseMulIntoConvPatterns,
+         addFuseMatMulAddPatterns, addFuseTransposesPatterns, addFuseReshapesPatterns,
+         addCancelSqueezeUnsqueezePatterns, addEliminateNoOpPatterns, addEliminateIdentityPatterns,
+         addArithmeticIdentityPatterns, addDropZeroRnnStatePatterns}},
+       nullptr});
 }
 
 }  // namespace onnxfold

@@ -46,8 +46,9 @@ std::vector<std::string> registeredPasses() {
 
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> p;
-  for (const char* name : {"freeze", "fold-constants", "freezing-patterns", "eliminate-identity",
-                           "cse", "pool-constants", "dce"}) {
+  // Identity nodes go in freezing-patterns (the eliminate-identity pass is that one pattern).
+  for (const char* name :
+       {"freeze", "fold-constants", "freezing-patterns", "cse", "pool-constants", "dce"}) {
     if (table().count(name)) p.emplace_back(name);
   }
   return p;

@@ -29,23 +29,7 @@ void Rewriter::touchUsers(Value* v) {
 void Rewriter::replaceValue(Value* from, Value* to) {
   if (from == to) return;
   touchUsers(from);
-  if (from->isGraphOutput()) {
-    if (to->producer() != nullptr && to->graph() == &graph_ && !to->isGraphOutput()) {
-      graph_.replaceOutput(from, to);
-    } else {
-      // `to` cannot take the output's name (an input, an initializer, another output):
-      // an Identity carries it.
-      Node* id = graph_.createNode("Identity", {to}, 1);
-      if (from->producer() != nullptr)
-        graph_.insertBefore(from->producer(), id);
-      else
-        graph_.appendNode(id);
-      id->output(0)->type = from->type;
-      graph_.replaceOutput(from, id->output(0));
-      touched_.push_back(id);
-    }
-  }
-  from->replaceAllUsesWith(to);
+  if (Node* carrier = graph_.replaceValue(from, to)) touched_.push_back(carrier);
   if (to->producer() != nullptr) touched_.push_back(to->producer());
 }
 
@@ -64,7 +48,27 @@ void Rewriter::erase(Node* n) {
   graph_.eraseNode(n);
 }
 
-void Rewriter::modified(Node* n) {
+void Rewriter::setInput(Node* n, size_t i, Value* v) {
+  if (Value* old = n->input(i); old != nullptr && old->producer() != nullptr)
+    touched_.push_back(old->producer());  // may have lost its last use
+  n->setInput(i, v);
+  touched_.push_back(n);
+}
+
+void Rewriter::addInput(Node* n, Value* v) {
+  n->addInput(v);
+  touched_.push_back(n);
+}
+
+void Rewriter::removeInput(Node* n, size_t i) {
+  if (Value* old = n->input(i); old != nullptr && old->producer() != nullptr)
+    touched_.push_back(old->producer());
+  n->removeInput(i);
+  touched_.push_back(n);
+}
+
+void Rewriter::setAttr(Node* n, Attribute a) {
+  n->setAttr(std::move(a));
   touched_.push_back(n);
 }
 
@@ -77,12 +81,12 @@ class ChainPattern : public RewritePattern {
   explicit ChainPattern(ChainSpec spec)
       : RewritePattern(spec.name, spec.ops.back(), spec.benefit), spec_(std::move(spec)) {}
 
-  bool match(const Model& model, Node& root, std::string& why) const override {
-    chain_.assign(spec_.ops.size(), nullptr);
-    chain_.back() = &root;
+  bool matchAndRewrite(Node& root, Rewriter& rw) const override {
+    Chain chain(spec_.ops.size(), nullptr);
+    chain.back() = &root;
     // Walk from the root back to the first op: each producer feeds only the next node.
     for (size_t k = spec_.ops.size() - 1; k > 0; --k) {
-      Node* next = chain_[k];
+      Node* next = chain[k];
       Node* prev = nullptr;
       const size_t n_in =
           spec_.any_input ? next->numInputs() : std::min<size_t>(1, next->numInputs());
@@ -92,24 +96,45 @@ class ChainPattern : public RewritePattern {
         Node* p = in->producer();
         if (p->graph() == root.graph() && p->isOp(spec_.ops[k - 1]) && hasSingleUse(in)) prev = p;
       }
-      if (prev == nullptr) {
-        why = spec_.ops[k - 1] + " does not feed " + spec_.ops[k] + " alone";
-        return false;
-      }
-      chain_[k - 1] = prev;
+      if (prev == nullptr) return false;
+      chain[k - 1] = prev;
     }
-    for (const auto& c : spec_.constraints) {
-      why = c(model, chain_);
-      if (!why.empty()) return false;
+    for (const auto& holds : spec_.constraints) {
+      if (!holds(rw.model(), chain)) return false;
     }
+    spec_.build(chain, rw);
     return true;
   }
 
-  void rewrite(Node&, Rewriter& rw) const override { spec_.build(chain_, rw); }
-
  private:
   ChainSpec spec_;
-  mutable Chain chain_;  // the last match, handed from match() to rewrite()
+};
+
+class PatternPass : public Pass {
+ public:
+  explicit PatternPass(PatternPassSpec spec) : spec_(std::move(spec)) {
+    for (const auto& phase : spec_.phases) {
+      phases_.emplace_back();
+      for (auto family : phase)
+        family(phases_.back());
+    }
+  }
+  std::string_view name() const override { return spec_.name; }
+  std::string_view description() const override { return spec_.description; }
+
+  bool run(Model& model, PassContext& ctx) override {
+    bool changed = false;
+    forEachGraph(model, [&](Graph& g) {
+      for (const PatternList& phase : phases_)
+        changed |= applyPatternsGreedily(model, g, phase, ctx).changed;
+    });
+    if (changed && spec_.after_change) spec_.after_change(model, ctx);
+    return changed;
+  }
+
+ private:
+  PatternPassSpec spec_;
+  std::vector<PatternList> phases_;
 };
 
 bool isDead(const Node* n) {
@@ -123,6 +148,10 @@ bool isDead(const Node* n) {
 
 std::unique_ptr<RewritePattern> makeChainPattern(ChainSpec spec) {
   return std::make_unique<ChainPattern>(std::move(spec));
+}
+
+std::unique_ptr<Pass> makePatternPass(PatternPassSpec spec) {
+  return std::make_unique<PatternPass>(std::move(spec));
 }
 
 bool isStaticTensor(const Value* v) {
@@ -143,8 +172,7 @@ bool hasSingleUse(const Value* v) {
 
 // ----------------------------------------------------------------- driver
 
-DriverResult applyPatternsGreedily(Model& model, Graph& graph,
-                                   const std::vector<std::unique_ptr<RewritePattern>>& patterns,
+DriverResult applyPatternsGreedily(Model& model, Graph& graph, const PatternList& patterns,
                                    PassContext& ctx) {
   std::unordered_map<std::string, std::vector<const RewritePattern*>> by_root;
   for (const auto& p : patterns)
@@ -184,9 +212,7 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph,
       auto it = by_root.find(n->op_type);
       if (it == by_root.end() || !n->isDefaultDomain()) continue;
       for (const RewritePattern* p : it->second) {
-        std::string why;
-        if (!p->match(model, *n, why)) continue;
-        p->rewrite(*n, rw);
+        if (!p->matchAndRewrite(*n, rw)) continue;
         ctx.count("pattern " + p->name());
         result.changed = true;
         ++result.rewrites;

@@ -1,11 +1,10 @@
 // Declarative rewrite patterns and the greedy driver that applies them
 // (after MLIR's RewritePattern and GreedyPatternRewriteDriver).
 //
-// A pattern names its root op and a benefit, matches without mutating
-// anything (saying why when it does not), and rewrites only through the
-// Rewriter. Most patterns are chains: ops[0] -> ops[1] -> ... -> root, each
-// link the sole use of the one before, with constraints over the chain and a
-// builder for the replacement (see ChainPattern).
+// A pattern names its root op and a benefit, and either changes nothing or
+// rewrites only through the Rewriter, whose verbs tell the driver what to revisit. Most patterns
+// are chains: ops[0] -> ops[1] -> ... -> root, each link the sole use of the one before, with
+// constraints over the chain and a builder for the replacement (see ChainPattern).
 //
 // The driver keeps a worklist: a dead node is erased; otherwise the patterns
 // rooted at its op are tried by benefit. What a rewrite creates, and the users
@@ -33,18 +32,23 @@ class Rewriter {
   Graph& graph() { return graph_; }
   int64_t opset(const std::string& domain = "") const { return model_.opsetVersion(domain); }
 
+  // The mutation verbs: each tells the driver what to revisit.
   // A new node inserted before `before` (whose position keeps the order valid).
   Node* create(const std::string& op_type, const std::vector<Value*>& inputs, size_t num_outputs,
                Node* before);
   // A new initializer holding `t` (named after `base`, made unique).
   Value* constant(Tensor t, const std::string& base);
-  // Every use of `from` becomes a use of `to`; a graph output keeps its name.
+  // Every use of `from` becomes a use of `to`; a graph output keeps its name
+  // (Graph::replaceValue).
   void replaceValue(Value* from, Value* to);
   // Replaces each output of `n` by the matching value, then erases `n`.
   void replaceNode(Node* n, const std::vector<Value*>& values);
   void erase(Node* n);
-  // The node was changed in place (attributes, inputs).
-  void modified(Node* n);
+  // In-place changes of an existing node.
+  void setInput(Node* n, size_t i, Value* v);
+  void addInput(Node* n, Value* v);
+  void setAttr(Node* n, Attribute a);
+  void removeInput(Node* n, size_t i);
 
   // For the driver: nodes to revisit.
   std::vector<Node*> takeTouched() { return std::exchange(touched_, {}); }
@@ -69,17 +73,18 @@ class RewritePattern {
   const std::string& rootOp() const { return root_; }
   int benefit() const { return benefit_; }
 
-  // Checks whether the pattern applies at `root`; must not mutate. On failure,
-  // `why` may say what did not hold.
-  virtual bool match(const Model& model, Node& root, std::string& why) const = 0;
-  // Called right after a successful match.
-  virtual void rewrite(Node& root, Rewriter& rw) const = 0;
+  // Applies the pattern at `root` (MLIR's matchAndRewrite): either returns false having
+  // changed nothing, or rewrites through `rw` and returns true. Everything the rewrite needs
+  // is found before the first change, and handed on in locals, not in members.
+  virtual bool matchAndRewrite(Node& root, Rewriter& rw) const = 0;
 
  private:
   std::string name_;
   std::string root_;
   int benefit_;
 };
+
+using PatternList = std::vector<std::unique_ptr<RewritePattern>>;
 
 // The nodes of a matched chain, first producer to root.
 using Chain = std::vector<Node*>;
@@ -91,12 +96,26 @@ struct ChainSpec {
   std::vector<std::string> ops;  // producer first, root last
   int benefit = 1;
   bool any_input = false;  // the link may enter the next node at any input
-  // Each returns "" when it holds, else why not.
-  std::vector<std::function<std::string(const Model&, const Chain&)>> constraints;
+  // Each says whether the chain may be rewritten (named for what it checks).
+  std::vector<std::function<bool(const Model&, const Chain&)>> constraints;
   std::function<void(const Chain&, Rewriter&)> build;
 };
 
 std::unique_ptr<RewritePattern> makeChainPattern(ChainSpec spec);
+
+// A pass made of pattern families, applied by the driver to every graph of the model (the
+// main graph, subgraphs, local functions): the one way pattern passes are built.
+struct PatternPassSpec {
+  std::string name;
+  std::string description;
+  // Pattern families by phase: each graph gets every phase in turn, each to a fixpoint (a
+  // later phase sees what the earlier ones left).
+  std::vector<std::vector<void (*)(PatternList&)>> phases;
+  // After a run that changed the model (e.g. a note for the report).
+  std::function<void(const Model&, PassContext&)> after_change;
+};
+
+std::unique_ptr<Pass> makePatternPass(PatternPassSpec spec);
 
 struct DriverResult {
   bool changed = false;
@@ -105,8 +124,7 @@ struct DriverResult {
 };
 
 // Applies `patterns` to `graph` (not its subgraphs) until nothing matches.
-DriverResult applyPatternsGreedily(Model& model, Graph& graph,
-                                   const std::vector<std::unique_ptr<RewritePattern>>& patterns,
+DriverResult applyPatternsGreedily(Model& model, Graph& graph, const PatternList& patterns,
                                    PassContext& ctx);
 
 // Helpers for constraints.

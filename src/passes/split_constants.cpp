@@ -8,7 +8,6 @@
 #include "kernels/op_registry.h"
 #include "passes/fold_policy.h"
 #include "passes/passes.h"
-#include "passes/unflatten/module_body.h"
 
 namespace onnxfold {
 
@@ -114,7 +113,7 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
       if (v == nullptr) continue;
       bool needed = v->isGraphOutput();
       for (const Use& u : v->uses())
-        needed |= c.nodes.count(topLevelNode(g, u.user)) == 0;
+        needed |= c.nodes.count(g.enclosingNode(u.user)) == 0;
       if (needed) boundary.push_back(v);
     }
   }
@@ -182,21 +181,15 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
     if (mv == nullptr)
       throw Error("split-constants: value '" + v->name() + "' is missing from the copy");
     std::string iface = v->name();
-    if (mv->isGraphOutput()) {
-      // The output keeps its name; prep's value gets its own, and an Identity joins them.
+    // The interface value takes v's name, unless v is a graph output, which keeps it (an
+    // Identity of the interface value carries it).
+    if (mv->isGraphOutput())
       iface = mg.uniqueName(v->name() + "__prep");
-      Value* init = mg.addInitializer(detached(t, iface));
-      mg.addInputForInitializer(init);
-      mv->replaceAllUsesWith(init);
-      Node* id = mg.addNode("Identity", {init});
-      id->output(0)->type = mv->type;
-      mg.replaceOutput(mv, id->output(0));
-    } else {
+    else
       mv->setName(mg.uniqueName(v->name() + "__computed"));
-      Value* init = mg.addInitializer(detached(t, iface));
-      mg.addInputForInitializer(init);
-      mv->replaceAllUsesWith(init);
-    }
+    Value* init = mg.addInitializer(detached(t, iface));
+    mg.addInputForInitializer(init);
+    mg.replaceValue(mv, init);
     Value* pv = map.at(v);
     if (pv->name() != iface) pv->setName(iface);
     pv->type = typeOf(t);

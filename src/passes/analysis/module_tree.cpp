@@ -1,4 +1,4 @@
-#include "passes/unflatten/module_tree.h"
+#include "passes/analysis/module_tree.h"
 
 #include <algorithm>
 #include <cstdio>

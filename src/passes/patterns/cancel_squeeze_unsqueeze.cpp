@@ -41,11 +41,12 @@ std::optional<std::vector<int64_t>> normalized(std::vector<int64_t> axes, int64_
   return axes;
 }
 
-std::string sameAxes(const Model& model, const Chain& c) {
-  if (c[0]->input(0) == nullptr) return "no input";
+bool sameAxes(const Model& model, const Chain& c) {
+  if (c[0]->input(0) == nullptr) return false;  // no input
   const auto a1 = axesOf(model, c[0]);
   const auto a2 = axesOf(model, c[1]);
-  if (!a1 || !a2 || a1->empty() || a1->size() != a2->size()) return "axes are unknown or differ";
+  if (!a1 || !a2 || a1->empty() || a1->size() != a2->size())
+    return false;  // axes are unknown or differ
   // The rank the axes of both nodes refer to: the larger of x and t.
   int64_t rank = -1;
   if (const Shape* x = shapeOf(c[0]->input(0))) {
@@ -54,8 +55,8 @@ std::string sameAxes(const Model& model, const Chain& c) {
   }
   const auto n1 = normalized(*a1, rank);
   const auto n2 = normalized(*a2, rank);
-  if (!n1 || !n2 || *n1 != *n2) return "axes are unknown or differ";
-  return "";
+  if (!n1 || !n2 || *n1 != *n2) return false;  // axes are unknown or differ
+  return true;
 }
 
 void cancel(const Chain& c, Rewriter& rw) {

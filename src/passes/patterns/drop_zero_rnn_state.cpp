@@ -50,23 +50,19 @@ class DropZeroRnnState : public RewritePattern {
         // LSTM: initial_h at 5, initial_c at 6 (P at 7 stays); RNN/GRU: initial_h at 5.
         last_state_(std::string(op) == "LSTM" ? 6 : 5) {}
 
-  bool match(const Model&, Node& n, std::string& why) const override {
+  bool matchAndRewrite(Node& n, Rewriter& rw) const override {
     if (!n.domain.empty()) return false;
+    std::vector<size_t> zero;  // initial states known to be zero
     for (size_t i = 5; i <= last_state_; ++i) {
-      if (droppable(n.input(i))) return true;
+      if (droppable(n.input(i))) zero.push_back(i);
     }
-    why = "no initial state known to be zero";
-    return false;
-  }
-
-  void rewrite(Node& n, Rewriter& rw) const override {
-    for (size_t i = 5; i <= last_state_; ++i) {
-      if (droppable(n.input(i))) n.setInput(i, nullptr);
-    }
+    if (zero.empty()) return false;
+    for (size_t i : zero)
+      rw.setInput(&n, i, nullptr);
     // Optional inputs at the end are simply left out.
     while (n.numInputs() > 0 && n.input(n.numInputs() - 1) == nullptr)
-      n.removeInput(n.numInputs() - 1);
-    rw.modified(&n);
+      rw.removeInput(&n, n.numInputs() - 1);
+    return true;
   }
 
  private:

@@ -54,9 +54,10 @@ void addPattern(PatternList& out, const Identity& id) {
   spec.name = id.name;
   spec.ops = {id.op};
   spec.benefit = 3;
-  spec.constraints = {[id](const Model& model, const Chain& c) -> std::string {
-    if (model.opsetVersion("") < 7) return "legacy broadcasting (opset < 7)";
-    return passThrough(id, c[0]) >= 0 ? "" : "no identity constant that keeps x's shape and dtype";
+  // Not with legacy broadcasting (opset < 7); an identity constant that keeps x's shape and
+  // dtype.
+  spec.constraints = {[id](const Model& model, const Chain& c) {
+    return model.opsetVersion("") >= 7 && passThrough(id, c[0]) >= 0;
   }};
   spec.build = [id](const Chain& c, Rewriter& rw) {
     bypass(c[0], c[0]->input(static_cast<size_t>(passThrough(id, c[0]))), rw);

@@ -31,45 +31,45 @@ namespace {
 
 using namespace patterns;
 
-std::string hasInput(const Model&, const Chain& c) {
-  return c[0]->input(0) != nullptr && c[0]->output(0) != nullptr ? "" : "input or output absent";
+bool hasInput(const Model&, const Chain& c) {
+  return c[0]->input(0) != nullptr && c[0]->output(0) != nullptr;
 }
 
-std::string castToSameType(const Model&, const Chain& c) {
+bool castToSameType(const Model&, const Chain& c) {
   const Node* n = c[0];
   const DataType in = dtypeOf(n->input(0));
-  if (in == DataType::kUndefined) return "input dtype is unknown";
-  if (n->attrInt("to", -1) != static_cast<int64_t>(in)) return "Cast changes the dtype";
-  return "";
+  if (in == DataType::kUndefined) return false;                        // input dtype is unknown
+  if (n->attrInt("to", -1) != static_cast<int64_t>(in)) return false;  // Cast changes the dtype
+  return true;
 }
 
-std::string expandKeepsShape(const Model& model, const Chain& c) {
+bool expandKeepsShape(const Model& model, const Chain& c) {
   const Node* n = c[0];
-  if (model.opsetVersion("") < 8 || n->numInputs() < 2) return "no shape input";
+  if (model.opsetVersion("") < 8 || n->numInputs() < 2) return false;  // no shape input
   const std::optional<std::vector<int64_t>> s = constantInts(n->input(1));
-  if (!s) return "shape is not constant";
-  if (!broadcastKeepsShape(*s, n->input(0))) return "Expand enlarges its input (or may)";
-  return "";
+  if (!s) return false;                                     // shape is not constant
+  if (!broadcastKeepsShape(*s, n->input(0))) return false;  // Expand enlarges its input (or may)
+  return true;
 }
 
-std::string zeroPads(const Model& model, const Chain& c) {
+bool zeroPads(const Model& model, const Chain& c) {
   const Node* n = c[0];
   std::optional<std::vector<int64_t>> pads = intsOperand(model, n, "pads", 1, 11);
   if (!pads && model.opsetVersion("") < 2) pads = n->attrInts("paddings");
-  if (!pads || pads->empty()) return "pads are not constant";
+  if (!pads || pads->empty()) return false;  // pads are not constant
   for (int64_t p : *pads) {
-    if (p != 0) return "pads are not all zero";
+    if (p != 0) return false;  // pads are not all zero
   }
-  return "";
+  return true;
 }
 
-std::string selectsAll(const Model& model, const Chain& c) {
+bool selectsAll(const Model& model, const Chain& c) {
   const Node* n = c[0];
   const Shape* x = shapeOf(n->input(0));
-  if (x == nullptr) return "input rank is unknown";
+  if (x == nullptr) return false;  // input rank is unknown
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
   if (model.opsetVersion("") < 10) {
-    if (n->attr("starts") == nullptr || n->attr("ends") == nullptr) return "no starts/ends";
+    if (n->attr("starts") == nullptr || n->attr("ends") == nullptr) return false;  // no starts/ends
     starts = n->attrInts("starts");
     ends = n->attrInts("ends");
     if (n->attr("axes")) axes = n->attrInts("axes");
@@ -79,12 +79,12 @@ std::string selectsAll(const Model& model, const Chain& c) {
     if (n->input(3) != nullptr) axes = constantInts(n->input(3));
     if (n->input(4) != nullptr) {
       steps = constantInts(n->input(4));
-      if (!steps) return "steps are not constant";
+      if (!steps) return false;  // steps are not constant
     }
-    if (n->input(3) != nullptr && !axes) return "axes are not constant";
+    if (n->input(3) != nullptr && !axes) return false;  // axes are not constant
   }
   if (!starts || !ends || starts->empty() || starts->size() != ends->size())
-    return "starts/ends are not constant";
+    return false;  // starts/ends are not constant
   const auto r = static_cast<int64_t>(x->rank());
   if (!axes) {
     axes.emplace();
@@ -92,13 +92,13 @@ std::string selectsAll(const Model& model, const Chain& c) {
       axes->push_back(static_cast<int64_t>(i));
   }
   if (axes->size() != starts->size() || (steps && steps->size() != starts->size()))
-    return "slice operands differ in length";
+    return false;  // slice operands differ in length
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   for (size_t i = 0; i < starts->size(); ++i) {
-    if (steps && (*steps)[i] != 1) return "a step is not 1";
+    if (steps && (*steps)[i] != 1) return false;  // a step is not 1
     int64_t a = (*axes)[i];
     if (a < 0) a += r;
-    if (a < 0 || a >= r) return "axis out of range";
+    if (a < 0 || a >= r) return false;  // axis out of range
     const Dim& d = x->dims[static_cast<size_t>(a)];
     const int64_t start = (*starts)[i];
     const int64_t end = (*ends)[i];
@@ -106,47 +106,44 @@ std::string selectsAll(const Model& model, const Chain& c) {
       const int64_t dim = d.value;
       const int64_t s = start < 0 ? std::max<int64_t>(0, start + dim) : std::min(start, dim);
       const int64_t e = end < 0 ? std::max<int64_t>(0, end + dim) : std::min(end, dim);
-      if (s != 0 || e != dim) return "slice does not select the whole axis";
+      if (s != 0 || e != dim) return false;  // slice does not select the whole axis
     } else if (start != 0 || end != kMax) {
-      return "axis size is unknown";
+      return false;  // axis size is unknown
     }
   }
-  return "";
+  return true;
 }
 
-std::string identityCanGo(const Model&, const Chain& c) {
+bool identityCanGo(const Model&, const Chain& c) {
   const Node* n = c[0];
-  if (n->numInputs() != 1 || n->numOutputs() != 1) return "not a plain Identity";
-  const Value* x = n->input(0);
-  if (n->output(0)->isGraphOutput() &&
-      (x->producer() == nullptr || x->graph() != n->graph() || x->isGraphOutput()))
-    return "the Identity carries a graph output's name";
-  return "";
+  if (n->numInputs() != 1 || n->numOutputs() != 1) return false;  // not a plain Identity
+  // Not when the Identity carries a graph output's name x cannot take.
+  return !n->output(0)->isGraphOutput() || n->graph()->canTakeOutputName(n->input(0));
 }
 
-std::string inferenceDropout(const Model& model, const Chain& c) {
+bool inferenceDropout(const Model& model, const Chain& c) {
   const Node* n = c[0];
   const int64_t opset = model.opsetVersion("");
-  if (opset < 7 && n->attrInt("is_test", 0) == 0) return "Dropout is in training mode";
+  if (opset < 7 && n->attrInt("is_test", 0) == 0) return false;  // Dropout is in training mode
   if (opset >= 12 && n->input(2) != nullptr) {
     const Tensor* t = constantOf(n->input(2));
     if (t == nullptr || t->dtype() != DataType::kBool || t->numElements() != 1 ||
         t->at<uint8_t>(0) != 0)
-      return "Dropout is in training mode (or may be)";
+      return false;  // Dropout is in training mode (or may be)
   }
   for (size_t i = 1; i < n->numOutputs(); ++i) {
     const Value* v = n->output(i);
-    if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return "Dropout mask is used";
+    if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;  // Dropout mask is used
   }
-  return "";
+  return true;
 }
 
-std::string singleConcatInput(const Model&, const Chain& c) {
-  return c[0]->numInputs() == 1 ? "" : "Concat has several inputs";
+bool singleConcatInput(const Model&, const Chain& c) {
+  return c[0]->numInputs() == 1;
 }
 
-std::string singleSplitOutput(const Model&, const Chain& c) {
-  return c[0]->numOutputs() == 1 ? "" : "Split has several outputs";
+bool singleSplitOutput(const Model&, const Chain& c) {
+  return c[0]->numOutputs() == 1;
 }
 
 void remove(const Chain& c, Rewriter& rw) {
@@ -154,7 +151,7 @@ void remove(const Chain& c, Rewriter& rw) {
 }
 
 void add(PatternList& out, const char* op, const char* name,
-         std::function<std::string(const Model&, const Chain&)> check) {
+         std::function<bool(const Model&, const Chain&)> check) {
   ChainSpec spec;
   spec.name = name;
   spec.ops = {op};
@@ -171,10 +168,13 @@ void addEliminateNoOpPatterns(PatternList& out) {
   add(out, "Expand", "eliminate-noop-expand", expandKeepsShape);
   add(out, "Pad", "eliminate-noop-pad", zeroPads);
   add(out, "Slice", "eliminate-noop-slice", selectsAll);
-  add(out, "Identity", "eliminate-identity", identityCanGo);
   add(out, "Dropout", "eliminate-inference-dropout", inferenceDropout);
   add(out, "Concat", "eliminate-single-input-concat", singleConcatInput);
   add(out, "Split", "eliminate-single-output-split", singleSplitOutput);
+}
+
+void addEliminateIdentityPatterns(PatternList& out) {
+  add(out, "Identity", "eliminate-identity", identityCanGo);
 }
 
 }  // namespace onnxfold

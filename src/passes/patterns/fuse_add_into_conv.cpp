@@ -27,29 +27,30 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-std::string perChannelConstant(const Model& model, const Chain& c) {
+bool perChannelConstant(const Model& model, const Chain& c) {
   const Node* conv = c[0];
   const Node* add = c[1];
-  if (model.opsetVersion("") < 7) return "Add uses legacy broadcasting (opset < 7)";
-  if (add->numInputs() != 2 || add->input(0) == add->input(1)) return "not a binary Add";
+  if (model.opsetVersion("") < 7) return false;  // Add uses legacy broadcasting (opset < 7)
+  if (add->numInputs() != 2 || add->input(0) == add->input(1)) return false;  // not a binary Add
   const std::optional<std::vector<int64_t>> w = knownDims(conv->input(1));
-  if (!w) return "Conv weight shape is unknown";
+  if (!w) return false;  // Conv weight shape is unknown
   int64_t channels = 0;
-  if (std::string why = convOutputChannels(conv, *w, channels); !why.empty()) return why;
+  if (!convOutputChannels(conv, *w, channels)) return false;
   const DataType dt =
       constantOf(conv->input(1)) ? constantOf(conv->input(1))->dtype() : dtypeOf(conv->input(1));
-  if (!isFloat32Or64(dt)) return "not float32/float64";
+  if (!isFloat32Or64(dt)) return false;  // not float32/float64
   const Tensor* k = constantOf(otherOperand(c));
-  if (k == nullptr) return "Add operand is not constant";
-  if (k->dtype() != dt) return "Add constant dtype differs from the weight's";
+  if (k == nullptr) return false;      // Add operand is not constant
+  if (k->dtype() != dt) return false;  // Add constant dtype differs from the weight's
   if (!isPerChannel(k->dims(), w->size(), channels))
-    return "Add constant does not broadcast along the output channels only";
+    return false;  // Add constant does not broadcast along the output channels only
   if (conv->input(2) != nullptr) {
     const Tensor* b = constantOf(conv->input(2));
-    if (b == nullptr) return "Conv bias is not constant";
-    if (b->dtype() != dt || b->numElements() != channels) return "Conv bias shape is unexpected";
+    if (b == nullptr) return false;  // Conv bias is not constant
+    if (b->dtype() != dt || b->numElements() != channels)
+      return false;  // Conv bias shape is unexpected
   }
-  return "";
+  return true;
 }
 
 void fold(const Chain& c, Rewriter& rw) {
@@ -66,10 +67,9 @@ void fold(const Chain& c, Rewriter& rw) {
       (conv->input(2) ? conv->input(2)->name() : conv->input(1)->name() + "_bias") + "_add";
   Value* new_b = rw.constant(floatTensorLike(k.dtype(), {channels}, nb), base);
   if (conv->numInputs() < 3)
-    conv->addInput(new_b);
+    rw.addInput(conv, new_b);
   else
-    conv->setInput(2, new_b);
-  rw.modified(conv);
+    rw.setInput(conv, 2, new_b);
   rw.replaceNode(add, {conv->output(0)});
 }
 

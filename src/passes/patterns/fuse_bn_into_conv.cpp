@@ -49,40 +49,39 @@ namespace {
 using patterns::constantOf;
 using patterns::floatAt;
 
-std::string inferenceModeBn(const Model&, const Chain& c) {
+bool inferenceModeBn(const Model&, const Chain& c) {
   const Node* bn = c[1];
-  if (bn->attrInt("training_mode", 0) != 0) return "BatchNormalization is in training mode";
-  if (bn->attrInt("spatial", 1) != 1) return "BatchNormalization is not spatial";
+  if (bn->attrInt("training_mode", 0) != 0) return false;  // BatchNormalization is in training mode
+  if (bn->attrInt("spatial", 1) != 1) return false;        // BatchNormalization is not spatial
   for (size_t i = 1; i < bn->numOutputs(); ++i) {
     const Value* v = bn->output(i);
     if (v != nullptr && (v->hasUses() || v->isGraphOutput()))
-      return "BatchNormalization statistics are used";
+      return false;  // BatchNormalization statistics are used
   }
   for (size_t i = 1; i <= 4; ++i) {
     if (constantOf(bn->input(i)) == nullptr)
-      return "BatchNormalization parameters are not constant";
+      return false;  // BatchNormalization parameters are not constant
   }
-  return "";
+  return true;
 }
 
-std::string constantConvWeights(const Model&, const Chain& c) {
+bool constantConvWeights(const Model&, const Chain& c) {
   const Node* conv = c[0];
   const Tensor* w = constantOf(conv->input(1));
-  if (w == nullptr || w->rank() < 3) return "Conv weight is not a constant of rank >= 3";
+  if (w == nullptr || w->rank() < 3) return false;  // Conv weight is not a constant of rank >= 3
   if (w->dtype() != DataType::kFloat && w->dtype() != DataType::kDouble)
-    return "not float32/float64";
+    return false;  // not float32/float64
   if (conv->input(2) != nullptr && constantOf(conv->input(2)) == nullptr)
-    return "Conv bias is not constant";
+    return false;  // Conv bias is not constant
   const Node* bn = c[1];
   int64_t channels = 0;
-  if (std::string why = patterns::convOutputChannels(conv, w->dims(), channels); !why.empty())
-    return why;
+  if (!patterns::convOutputChannels(conv, w->dims(), channels)) return false;
   for (size_t i = 1; i <= 4; ++i) {
     const Tensor* p = constantOf(bn->input(i));
     if (p->dtype() != w->dtype() || p->numElements() != channels)
-      return "BN parameter shapes do not match";
+      return false;  // BN parameter shapes do not match
   }
-  return "";
+  return true;
 }
 
 void fold(const Chain& c, Rewriter& rw) {
@@ -109,12 +108,11 @@ void fold(const Chain& c, Rewriter& rw) {
   Value* new_b =
       rw.constant(patterns::floatTensorLike(w.dtype(), {channels}, nb),
                   (conv->input(2) ? conv->input(2)->name() : conv->input(1)->name()) + "_bn_bias");
-  conv->setInput(1, new_w);
+  rw.setInput(conv, 1, new_w);
   if (conv->numInputs() < 3)
-    conv->addInput(new_b);
+    rw.addInput(conv, new_b);
   else
-    conv->setInput(2, new_b);
-  rw.modified(conv);
+    rw.setInput(conv, 2, new_b);
   rw.replaceNode(bn, {conv->output(0)});
 }
 

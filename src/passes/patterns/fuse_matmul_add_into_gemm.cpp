@@ -23,32 +23,34 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-std::string gemmOperands(const Model& model, const Chain& c) {
+bool gemmOperands(const Model& model, const Chain& c) {
   const Node* matmul = c[0];
   const Node* add = c[1];
-  if (model.opsetVersion("") < 7) return "Add uses legacy broadcasting (opset < 7)";
-  if (add->numInputs() != 2 || add->input(0) == add->input(1)) return "not a binary Add";
+  if (model.opsetVersion("") < 7) return false;  // Add uses legacy broadcasting (opset < 7)
+  if (add->numInputs() != 2 || add->input(0) == add->input(1)) return false;  // not a binary Add
   const Shape* a = shapeOf(matmul->input(0));
-  if (a == nullptr || a->rank() != 2) return "MatMul input A is not known to be 2-D";
+  if (a == nullptr || a->rank() != 2) return false;  // MatMul input A is not known to be 2-D
   const DataType dt = dtypeOf(matmul->input(0));
-  if (!isFloat32Or64(dt)) return "not float32/float64";
+  if (!isFloat32Or64(dt)) return false;  // not float32/float64
   const Tensor* b = constantOf(matmul->input(1));
-  if (b == nullptr || b->rank() != 2) return "MatMul input B is not a 2-D constant";
-  if (b->dtype() != dt) return "MatMul dtypes differ";
+  if (b == nullptr || b->rank() != 2) return false;  // MatMul input B is not a 2-D constant
+  if (b->dtype() != dt) return false;                // MatMul dtypes differ
   const Dim& k = a->dims[1];
-  if (k.isKnown() && k.value != b->dims()[0]) return "MatMul inner dims differ";
+  if (k.isKnown() && k.value != b->dims()[0]) return false;  // MatMul inner dims differ
   const Tensor* bias = constantOf(otherOperand(c));
-  if (bias == nullptr) return "Add operand is not constant";
-  if (bias->dtype() != dt) return "Add constant dtype differs";
+  if (bias == nullptr) return false;      // Add operand is not constant
+  if (bias->dtype() != dt) return false;  // Add constant dtype differs
   const int64_t n = b->dims()[1];
   const std::vector<int64_t>& cd = bias->dims();
-  if (cd.size() > 2) return "bias rank is above 2";
-  if (!cd.empty() && cd.back() != 1 && cd.back() != n) return "bias does not broadcast to [M, N]";
+  if (cd.size() > 2) return false;  // bias rank is above 2
+  if (!cd.empty() && cd.back() != 1 && cd.back() != n)
+    return false;  // bias does not broadcast to [M, N]
   if (cd.size() == 2 && cd[0] != 1) {
     const Dim& m = a->dims[0];
-    if (!m.isKnown() || m.value != cd[0]) return "bias rows differ from M (or M is unknown)";
+    if (!m.isKnown() || m.value != cd[0])
+      return false;  // bias rows differ from M (or M is unknown)
   }
-  return "";
+  return true;
 }
 
 void build(const Chain& c, Rewriter& rw) {

@@ -29,31 +29,32 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-std::string perChannelScale(const Model& model, const Chain& c) {
+bool perChannelScale(const Model& model, const Chain& c) {
   const Node* conv = c[0];
   const Node* mul = c[1];
-  if (model.opsetVersion("") < 7) return "Mul uses legacy broadcasting (opset < 7)";
-  if (mul->numInputs() != 2 || mul->input(0) == mul->input(1)) return "not a binary Mul";
+  if (model.opsetVersion("") < 7) return false;  // Mul uses legacy broadcasting (opset < 7)
+  if (mul->numInputs() != 2 || mul->input(0) == mul->input(1)) return false;  // not a binary Mul
   const Tensor* w = constantOf(conv->input(1));
-  if (w == nullptr) return "Conv weight is not constant";
-  if (!isFloat32Or64(w->dtype())) return "not float32/float64";
+  if (w == nullptr) return false;                // Conv weight is not constant
+  if (!isFloat32Or64(w->dtype())) return false;  // not float32/float64
   int64_t channels = 0;
-  if (std::string why = convOutputChannels(conv, w->dims(), channels); !why.empty()) return why;
+  if (!convOutputChannels(conv, w->dims(), channels)) return false;
   const Tensor* s = constantOf(otherOperand(c));
-  if (s == nullptr) return "Mul operand is not constant";
-  if (s->dtype() != w->dtype()) return "Mul constant dtype differs from the weight's";
+  if (s == nullptr) return false;              // Mul operand is not constant
+  if (s->dtype() != w->dtype()) return false;  // Mul constant dtype differs from the weight's
   if (!isPerChannel(s->dims(), w->rank(), channels))
-    return "Mul constant does not broadcast along the output channels only";
+    return false;  // Mul constant does not broadcast along the output channels only
   for (int64_t i = 0; i < s->numElements(); ++i) {
-    if (!std::isfinite(floatAt(*s, static_cast<size_t>(i)))) return "Mul constant is not finite";
+    if (!std::isfinite(floatAt(*s, static_cast<size_t>(i))))
+      return false;  // Mul constant is not finite
   }
   if (conv->input(2) != nullptr) {
     const Tensor* b = constantOf(conv->input(2));
-    if (b == nullptr) return "Conv bias is not constant";
+    if (b == nullptr) return false;  // Conv bias is not constant
     if (b->dtype() != w->dtype() || b->numElements() != channels)
-      return "Conv bias shape is unexpected";
+      return false;  // Conv bias shape is unexpected
   }
-  return "";
+  return true;
 }
 
 void fold(const Chain& c, Rewriter& rw) {
@@ -68,15 +69,15 @@ void fold(const Chain& c, Rewriter& rw) {
   const std::vector<double> s = perChannelValues(*constantOf(otherOperand(c)), channels);
 
   Tensor nw = patterns::scaleOutputChannels(w, transpose, group, s);
-  conv->setInput(1, rw.constant(std::move(nw), conv->input(1)->name() + "_mul"));
+  rw.setInput(conv, 1, rw.constant(std::move(nw), conv->input(1)->name() + "_mul"));
   if (b != nullptr) {
     std::vector<double> nb(static_cast<size_t>(channels));
     for (size_t m = 0; m < nb.size(); ++m)
       nb[m] = floatAt(*b, m) * s[m];
-    conv->setInput(2, rw.constant(floatTensorLike(w.dtype(), {channels}, nb),
-                                  conv->input(2)->name() + "_mul"));
+    rw.setInput(
+        conv, 2,
+        rw.constant(floatTensorLike(w.dtype(), {channels}, nb), conv->input(2)->name() + "_mul"));
   }
-  rw.modified(conv);
   rw.replaceNode(mul, {conv->output(0)});
 }
 

@@ -25,35 +25,34 @@ namespace {
 
 using namespace patterns;
 
-std::string noCopiedDims(const Model& model, const Chain& c) {
+bool noCopiedDims(const Model& model, const Chain& c) {
   const Node* second = c[1];
-  if (model.opsetVersion("") < 5 || second->numInputs() < 2) return "shape is an attribute";
-  if (c[0]->input(0) == nullptr) return "Reshape has no input";
+  if (model.opsetVersion("") < 5 || second->numInputs() < 2) return false;  // shape is an attribute
+  if (c[0]->input(0) == nullptr) return false;                              // Reshape has no input
   const std::optional<std::vector<int64_t>> s2 = constantInts(second->input(1));
-  if (!s2) return "second Reshape shape is not constant";
+  if (!s2) return false;  // second Reshape shape is not constant
   if (second->attrInt("allowzero", 0) == 0) {
     for (int64_t d : *s2) {
-      if (d == 0) return "second Reshape copies a dim of the first's output";
+      if (d == 0) return false;  // second Reshape copies a dim of the first's output
     }
   }
-  return "";
+  return true;
 }
 
 void fuse(const Chain& c, Rewriter& rw) {
   Node* first = c[0];
   Node* second = c[1];
-  second->setInput(0, first->input(0));
-  rw.modified(second);
+  rw.setInput(second, 0, first->input(0));
   rw.erase(first);
 }
 
-std::string sameShape(const Model& model, const Chain& c) {
+bool sameShape(const Model& model, const Chain& c) {
   const Node* r = c[0];
-  if (model.opsetVersion("") < 5 || r->numInputs() < 2) return "shape is an attribute";
+  if (model.opsetVersion("") < 5 || r->numInputs() < 2) return false;  // shape is an attribute
   const Shape* x = shapeOf(r->input(0));
-  if (x == nullptr) return "input rank is unknown";
+  if (x == nullptr) return false;  // input rank is unknown
   const std::optional<std::vector<int64_t>> s = constantInts(r->input(1));
-  if (!s || s->size() != x->rank()) return "shape is not a constant of the input's rank";
+  if (!s || s->size() != x->rank()) return false;  // shape is not a constant of the input's rank
   const bool allowzero = r->attrInt("allowzero", 0) != 0;
   bool all_known = true;
   int64_t count = 1;
@@ -68,9 +67,9 @@ std::string sameShape(const Model& model, const Chain& c) {
     if (t == 0 && !allowzero) continue;
     if (d.isKnown() && t == d.value) continue;
     if (t == -1 && all_known && count > 0 && ++minus_ones == 1) continue;
-    return "target shape differs from the input's";
+    return false;  // target shape differs from the input's
   }
-  return "";
+  return true;
 }
 
 void remove(const Chain& c, Rewriter& rw) {

@@ -55,9 +55,9 @@ std::optional<std::vector<int64_t>> composed(const Chain& c) {
   return p;
 }
 
-std::string composable(const Model&, const Chain& c) {
-  if (c[0]->input(0) == nullptr) return "Transpose has no input";
-  return composed(c) ? "" : "perms are unknown or invalid";
+bool composable(const Model&, const Chain& c) {
+  if (c[0]->input(0) == nullptr) return false;  // Transpose has no input
+  return composed(c).has_value();               // false: perms unknown or invalid
 }
 
 void build(const Chain& c, Rewriter& rw) {
@@ -71,9 +71,8 @@ void build(const Chain& c, Rewriter& rw) {
   if (identity) {
     rw.replaceNode(second, {x});
   } else {
-    second->setInput(0, x);
-    second->setAttr(Attribute::makeInts("perm", p));
-    rw.modified(second);
+    rw.setInput(second, 0, x);
+    rw.setAttr(second, Attribute::makeInts("perm", p));
   }
   rw.erase(first);
 }

@@ -120,23 +120,23 @@ bool allElementsEqual(const Tensor& t, double v) {
   }
 }
 
-std::string convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t& channels) {
-  if (w.size() < 3) return "Conv weight rank is below 3";
+bool convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t& channels) {
+  if (w.size() < 3) return false;  // Conv weight rank is below 3
   for (int64_t d : w) {
-    if (d <= 0) return "Conv weight has an empty dim";  // nothing to fold, and no channel stride
+    if (d <= 0) return false;  // an empty dim: nothing to fold, and no channel stride
   }
   const int64_t group = conv->attrInt("group", 1);
-  if (group < 1) return "Conv group is not positive";
+  if (group < 1) return false;  // Conv group is not positive
   if (conv->op_type == "ConvTranspose") {
     // W: [C, M/group, k...]; output channel m = (c / (C/group)) * (M/group) + w1.
-    if (w[0] % group != 0) return "ConvTranspose group does not divide the input channels";
+    if (w[0] % group != 0) return false;  // ConvTranspose group does not divide the input channels
     channels = w[1] * group;
   } else {
     // W: [M, C/group, k...]; the output channel is dim 0 whatever the group.
-    if (w[0] % group != 0) return "Conv group does not divide the output channels";
+    if (w[0] % group != 0) return false;  // Conv group does not divide the output channels
     channels = w[0];
   }
-  return "";
+  return true;
 }
 
 void bypass(Node* n, Value* x, Rewriter& rw) {

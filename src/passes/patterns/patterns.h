@@ -12,8 +12,6 @@
 
 namespace onnxfold {
 
-using PatternList = std::vector<std::unique_ptr<RewritePattern>>;
-
 void addFuseBatchNormPatterns(PatternList& out);           // patterns/fuse_bn_into_conv.cpp
 void addFuseAddIntoConvPatterns(PatternList& out);         // patterns/fuse_add_into_conv.cpp
 void addFuseMulIntoConvPatterns(PatternList& out);         // patterns/fuse_mul_into_conv.cpp
@@ -22,6 +20,7 @@ void addFuseTransposesPatterns(PatternList& out);          // patterns/fuse_tran
 void addFuseReshapesPatterns(PatternList& out);            // patterns/fuse_reshapes.cpp
 void addCancelSqueezeUnsqueezePatterns(PatternList& out);  // patterns/cancel_squeeze_unsqueeze.cpp
 void addEliminateNoOpPatterns(PatternList& out);           // patterns/eliminate_noops.cpp
+void addEliminateIdentityPatterns(PatternList& out);       // patterns/eliminate_noops.cpp
 // patterns/eliminate_arithmetic_identities.cpp
 void addArithmeticIdentityPatterns(PatternList& out);
 void addDropZeroRnnStatePatterns(PatternList& out);  // patterns/drop_zero_rnn_state.cpp
@@ -64,8 +63,8 @@ std::vector<double> perChannelValues(const Tensor& c, int64_t channels);
 // True when every element of a numeric tensor equals v (0 also matches -0).
 bool allElementsEqual(const Tensor& t, double v);
 // The number of output channels of a Conv/ConvTranspose from its weight dims
-// (ConvTranspose: W[1] * group), or "" on success and the reason otherwise.
-std::string convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t& channels);
+// (ConvTranspose: W[1] * group); false when the weight or group does not allow a fold.
+bool convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t& channels);
 // Replaces the node's first output by `x` and erases it (graph outputs keep
 // their name; see Rewriter::replaceValue).
 void bypass(Node* n, Value* x, Rewriter& rw);

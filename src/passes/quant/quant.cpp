@@ -97,11 +97,10 @@ int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t) {
   return static_cast<int64_t>(q);
 }
 
-bool roundTrips(const QParams& p, std::string& why) {
+bool roundTrips(const QParams& p) {
   int64_t lo = 0, hi = 0;
   if (!quantRange(p.qtype, lo, hi) || hi - lo > (1 << 16)) {
-    why = "the quantized type's range is too wide to check";
-    return false;
+    return false;  // the quantized type's range is too wide to check
   }
   for (size_t i = 0; i < p.scale.size(); ++i) {
     const float s = p.scale[i];
@@ -109,29 +108,24 @@ bool roundTrips(const QParams& p, std::string& why) {
     for (int64_t q = lo; q <= hi; ++q) {
       const float x = static_cast<float>(q - z) * s;  // DequantizeLinear
       if (quantizeOne(x, s, z, p.qtype) != q) {
-        why = "QuantizeLinear does not give back " + std::to_string(q) + " with scale " +
-              std::to_string(s) + " (dequantized to " + std::to_string(x) + ")";
-        return false;
+        return false;  // Q(DQ(q)) is another value: the scale loses q
       }
     }
   }
   return true;
 }
 
-std::optional<QParams> paramsOf(const Node* n, std::string& why) {
+std::optional<QParams> paramsOf(const Node* n) {
   const bool is_q = n->isOp("QuantizeLinear");
   if (!is_q && !n->isOp("DequantizeLinear")) {
-    why = "not a QuantizeLinear/DequantizeLinear";
-    return std::nullopt;
+    return std::nullopt;  // not a QuantizeLinear/DequantizeLinear
   }
   if (n->attrInt("block_size", 0) != 0) {
-    why = n->displayName() + ": blocked quantization is not handled";
-    return std::nullopt;
+    return std::nullopt;  // blocked quantization is not handled
   }
   const Tensor* s = constantOf(n->input(1));
   if (s == nullptr || s->dtype() != DataType::kFloat || s->rank() > 1 || s->numElements() < 1) {
-    why = n->displayName() + ": scale is not a constant float32 scalar or 1-D tensor";
-    return std::nullopt;
+    return std::nullopt;  // scale is not a constant float32 scalar or 1-D tensor
   }
   QParams p;
   p.node = n;
@@ -139,8 +133,7 @@ std::optional<QParams> paramsOf(const Node* n, std::string& why) {
   for (int64_t i = 0; i < s->numElements(); ++i) {
     const float f = s->at<float>(static_cast<size_t>(i));
     if (!(f > 0) || !std::isfinite(f)) {
-      why = n->displayName() + ": scale is not positive and finite";
-      return std::nullopt;
+      return std::nullopt;  // scale is not positive and finite
     }
     p.scale.push_back(f);
   }
@@ -148,8 +141,7 @@ std::optional<QParams> paramsOf(const Node* n, std::string& why) {
   if (n->input(2) != nullptr) {
     zp = constantOf(n->input(2));
     if (zp == nullptr || zp->numElements() != s->numElements()) {
-      why = n->displayName() + ": zero point is not a constant of the scale's size";
-      return std::nullopt;
+      return std::nullopt;  // zero point is not a constant of the scale's size
     }
   }
   // The quantized type: DQ's input; Q's output_dtype, else its zero point, else uint8.
@@ -163,18 +155,15 @@ std::optional<QParams> paramsOf(const Node* n, std::string& why) {
   }
   int64_t lo = 0, hi = 0;
   if (!quantRange(p.qtype, lo, hi)) {
-    why = n->displayName() + ": quantized type is not an integer type";
-    return std::nullopt;
+    return std::nullopt;  // quantized type is not an integer type
   }
   if (zp != nullptr && zp->dtype() != p.qtype) {
-    why = n->displayName() + ": zero point type differs from the quantized type";
-    return std::nullopt;
+    return std::nullopt;  // zero point type differs from the quantized type
   }
   p.zero_point.assign(p.scale.size(), 0);
   for (size_t i = 0; zp != nullptr && i < p.scale.size(); ++i) {
     if (!readInt(*zp, i, p.zero_point[i])) {
-      why = n->displayName() + ": zero point type is not an integer type";
-      return std::nullopt;
+      return std::nullopt;  // zero point type is not an integer type
     }
   }
   // One scale is per tensor whatever the axis; otherwise per axis along `axis`.
@@ -183,8 +172,7 @@ std::optional<QParams> paramsOf(const Node* n, std::string& why) {
   int64_t axis = n->attrInt("axis", 1);
   if (axis < 0) axis += rank;
   if (rank < 0 || axis < 0 || axis >= rank || s->rank() != 1) {
-    why = n->displayName() + ": per-axis quantization of a tensor of unknown rank";
-    return std::nullopt;
+    return std::nullopt;  // per-axis quantization of a tensor of unknown rank
   }
   p.axis = axis;
   return p;
@@ -340,8 +328,7 @@ bool isQuantBias(const Node* bias_dq, const QParams& x, const QParams& w, int64_
   if (b == nullptr || b->dtype() != DataType::kInt32 || b->rank() != 1 ||
       b->numElements() != channels)
     return false;
-  std::string why;
-  const auto p = paramsOf(bias_dq, why);
+  const auto p = paramsOf(bias_dq);
   if (!p) return false;
   for (int64_t z : p->zero_point) {
     if (z != 0) return false;
@@ -354,31 +341,27 @@ bool isQuantBias(const Node* bias_dq, const QParams& x, const QParams& w, int64_
   return p->axis == 0 && p->scale == want;
 }
 
-std::optional<QuantConv> matchQuantConv(Node* conv, std::string& why, bool allow_float_bias) {
+std::optional<QuantConv> matchQuantConv(Node* conv, bool allow_float_bias) {
   QuantConv q;
   q.conv = conv;
   Node* xdq = dequantizeOf(conv->input(0));
   Node* wdq = dequantizeOf(conv->input(1));
   if (xdq == nullptr || wdq == nullptr) {
-    why = "Conv input or weight does not come from DequantizeLinear";
-    return std::nullopt;
+    return std::nullopt;  // Conv input or weight does not come from DequantizeLinear
   }
-  auto x = paramsOf(xdq, why);
-  auto w = paramsOf(wdq, why);
+  auto x = paramsOf(xdq);
+  auto w = paramsOf(wdq);
   if (!x || !w) return std::nullopt;
   if (!x->perTensor() || !is8Bit(x->qtype) || !is8Bit(w->qtype)) {
-    why = "Conv input is not per-tensor 8-bit or weight is not 8-bit";
-    return std::nullopt;
+    return std::nullopt;  // Conv input is not per-tensor 8-bit or weight is not 8-bit
   }
   const Tensor* wt = constantOf(wdq->input(0));
   if (wt == nullptr || wt->rank() < 3) {
-    why = "Conv weight is not a constant";
-    return std::nullopt;
+    return std::nullopt;  // Conv weight is not a constant
   }
   q.channels = wt->dims()[0];
   if (!w->perTensor() && (w->axis != 0 || static_cast<int64_t>(w->scale.size()) != q.channels)) {
-    why = "Conv weight is not quantized per output channel (axis 0)";
-    return std::nullopt;
+    return std::nullopt;  // Conv weight is not quantized per output channel (axis 0)
   }
   if (conv->input(2) != nullptr) {
     Node* bdq = dequantizeOf(conv->input(2));
@@ -387,8 +370,7 @@ std::optional<QuantConv> matchQuantConv(Node* conv, std::string& why, bool allow
         bf->numElements() == q.channels) {
       q.bias_f = bf;
     } else if (!isQuantBias(bdq, *x, *w, q.channels)) {
-      why = "Conv bias is not int32 quantized with scale x_scale * w_scale";
-      return std::nullopt;
+      return std::nullopt;  // Conv bias is not int32 quantized with scale x_scale * w_scale
     }
     if (q.bias_f == nullptr) q.bias_q = bdq->input(0);
   }
@@ -397,6 +379,11 @@ std::optional<QuantConv> matchQuantConv(Node* conv, std::string& why, bool allow
   q.x_q = xdq->input(0);
   q.w_q = wdq->input(0);
   return q;
+}
+
+void noteOpsetKept(const Model& model, PassContext& ctx) {
+  ctx.note("opset " + std::to_string(model.opsetVersion("")) +
+           " kept: the integer ops used need opset 10 (an integer Clip 12)");
 }
 
 }  // namespace onnxfold::quant

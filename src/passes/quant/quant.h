@@ -17,8 +17,6 @@
 
 namespace onnxfold::quant {
 
-using PatternList = std::vector<std::unique_ptr<RewritePattern>>;
-
 // The constant parameters of one Q or DQ node.
 struct QParams {
   const Node* node = nullptr;
@@ -32,9 +30,8 @@ struct QParams {
 
 // The parameters of `n` (a default-domain QuantizeLinear or DequantizeLinear)
 // when its scale and zero point are constants, the scale is float32 and
-// positive and finite, and the layout is per tensor or per axis; else nullopt
-// with `why` set.
-std::optional<QParams> paramsOf(const Node* n, std::string& why);
+// positive and finite, and the layout is per tensor or per axis; else nullopt.
+std::optional<QParams> paramsOf(const Node* n);
 // Same type, layout and values (an absent zero point equals zeros).
 bool sameParams(const QParams& a, const QParams& b);
 
@@ -48,7 +45,7 @@ int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t);
 // True when Q(DQ(q)) = q for every q of the type with these scales and zero points, in
 // float32 as the kernels compute it: what cancelling a DQ -> Q pair assumes. A scale so large
 // that (q - z) * s overflows, or so small that it is subnormal, breaks it.
-bool roundTrips(const QParams& p, std::string& why);
+bool roundTrips(const QParams& p);
 
 // The DQ producing `v`, or null.
 Node* dequantizeOf(const Value* v);
@@ -112,6 +109,10 @@ void addQLinearMatMulPatterns(PatternList& out);             // qlinear_matmul.c
 void addConvIntegerPatterns(PatternList& out);               // conv_integer.cpp
 void addMatMulIntegerPatterns(PatternList& out);             // matmul_integer.cpp
 
+// For the report of a pass that made integer ops: the opset stays (they need opset 10, an
+// integer Clip 12, and Q/DQ already needs 10, 13 per axis).
+void noteOpsetKept(const Model& model, PassContext& ctx);
+
 // Shared by qlinear_conv.cpp and conv_integer.cpp: a Conv whose x and w come
 // from DQ nodes with constant parameters, x per tensor, w a constant 8-bit
 // integer tensor per tensor or per output channel, and bias absent, or a DQ of
@@ -127,8 +128,7 @@ struct QuantConv {
 };
 // With `allow_float_bias`, a constant float32 bias of `channels` elements is
 // accepted too (kept in float by the integer form).
-std::optional<QuantConv> matchQuantConv(Node* conv, std::string& why,
-                                        bool allow_float_bias = false);
+std::optional<QuantConv> matchQuantConv(Node* conv, bool allow_float_bias = false);
 // True when `bias_dq` dequantizes a constant int32 tensor of `channels`
 // elements with zero point 0 and scale x_scale * w_scale per channel.
 bool isQuantBias(const Node* bias_dq, const QParams& x, const QParams& w, int64_t channels);

@@ -7,32 +7,13 @@
 
 namespace onnxfold {
 
-namespace {
-
-using namespace quant;
-
-class QuantCleanup : public Pass {
- public:
-  std::string_view name() const override { return "quant-cleanup"; }
-  std::string_view description() const override {
-    return "remove DequantizeLinear -> QuantizeLinear pairs with identical parameters";
-  }
-
-  bool run(Model& model, PassContext& ctx) override {
-    PatternList patterns;
-    addCancelDequantizeQuantizePatterns(patterns);
-    bool changed = false;
-    forEachGraph(model, [&](Graph& g) {
-      changed |= applyPatternsGreedily(model, g, patterns, ctx).changed;
-    });
-    return changed;
-  }
-};
-
-}  // namespace
-
 std::unique_ptr<Pass> createQuantCleanup() {
-  return std::make_unique<QuantCleanup>();
+  using namespace quant;
+  return makePatternPass(
+      {"quant-cleanup",
+       "remove DequantizeLinear -> QuantizeLinear pairs with identical parameters",
+       {{addCancelDequantizeQuantizePatterns}},
+       nullptr});
 }
 
 }  // namespace onnxfold

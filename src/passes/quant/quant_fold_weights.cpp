@@ -94,9 +94,8 @@ class QuantFoldWeights : public Pass {
     Node* xdq = dequantizeOf(n->input(0));
     Node* wdq = dequantizeOf(n->input(1));
     if (xdq == nullptr || wdq == nullptr) return false;
-    std::string why;
-    auto x = paramsOf(xdq, why);
-    auto w = paramsOf(wdq, why);
+    auto x = paramsOf(xdq);
+    auto w = paramsOf(wdq);
     const Tensor* wt = constantOf(wdq->input(0));
     if (!x || !w || !x->perTensor() || wt == nullptr || wt->rank() < 2) return false;
     int64_t channels = wt->dims()[0];

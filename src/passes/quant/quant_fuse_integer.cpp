@@ -7,43 +7,15 @@
 
 namespace onnxfold {
 
-namespace {
-
-using namespace quant;
-
-class QuantFuseInteger : public Pass {
- public:
-  std::string_view name() const override { return "quant-fuse-integer"; }
-  std::string_view description() const override {
-    return "DQ -> Conv/MatMul/Gemm to ConvInteger/MatMulInteger + Cast + Mul, data movement and "
-           "Clip/Relu in the integer domain";
-  }
-
-  bool run(Model& model, PassContext& ctx) override {
-    PatternList patterns;
-    addFoldClipIntoQuantizePatterns(patterns);
-    addCancelDequantizeQuantizePatterns(patterns);
-    addIntegerDataMovementPatterns(patterns);
-    addConvIntegerPatterns(patterns);
-    addMatMulIntegerPatterns(patterns);
-    bool changed = false;
-    forEachGraph(model, [&](Graph& g) {
-      changed |= applyPatternsGreedily(model, g, patterns, ctx).changed;
-    });
-    if (changed) {
-      // The report says whether the opset had to change: it never does, the
-      // integer ops are in opset 10 and Q/DQ need 10 (13 per axis) already.
-      ctx.note("opset " + std::to_string(model.opsetVersion("")) +
-               " kept: the integer ops used need opset 10 (an integer Clip 12)");
-    }
-    return changed;
-  }
-};
-
-}  // namespace
-
 std::unique_ptr<Pass> createQuantFuseInteger() {
-  return std::make_unique<QuantFuseInteger>();
+  using namespace quant;
+  return makePatternPass(
+      {"quant-fuse-integer",
+       "DQ -> Conv/MatMul/Gemm to ConvInteger/MatMulInteger + Cast + Mul, data movement and "
+       "Clip/Relu in the integer domain",
+       {{addFoldClipIntoQuantizePatterns, addCancelDequantizeQuantizePatterns,
+         addIntegerDataMovementPatterns, addConvIntegerPatterns, addMatMulIntegerPatterns}},
+       quant::noteOpsetKept});
 }
 
 }  // namespace onnxfold

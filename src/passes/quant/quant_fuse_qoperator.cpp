@@ -14,46 +14,16 @@
 
 namespace onnxfold {
 
-namespace {
-
-using namespace quant;
-
-class QuantFuseQOperator : public Pass {
- public:
-  std::string_view name() const override { return "quant-fuse-qoperator"; }
-  std::string_view description() const override {
-    return "DQ -> Conv/MatMul -> Q to QLinearConv/QLinearMatMul, the rest to ConvInteger / "
-           "MatMulInteger, data movement and Clip/Relu in the integer domain";
-  }
-
-  bool run(Model& model, PassContext& ctx) override {
-    PatternList phase1, phase2;
-    addFoldClipIntoQuantizePatterns(phase1);
-    addCancelDequantizeQuantizePatterns(phase1);
-    addIntegerDataMovementPatterns(phase1);
-    addQLinearConvPatterns(phase1);
-    addQLinearMatMulPatterns(phase1);
-    addConvIntegerPatterns(phase2);
-    addMatMulIntegerPatterns(phase2);
-    bool changed = false;
-    forEachGraph(model, [&](Graph& g) {
-      changed |= applyPatternsGreedily(model, g, phase1, ctx).changed;
-      changed |= applyPatternsGreedily(model, g, phase2, ctx).changed;
-    });
-    if (changed) {
-      // The report says whether the opset had to change: it never does, the
-      // integer ops are in opset 10 and Q/DQ need 10 (13 per axis) already.
-      ctx.note("opset " + std::to_string(model.opsetVersion("")) +
-               " kept: the integer ops used need opset 10 (an integer Clip 12)");
-    }
-    return changed;
-  }
-};
-
-}  // namespace
-
 std::unique_ptr<Pass> createQuantFuseQOperator() {
-  return std::make_unique<QuantFuseQOperator>();
+  using namespace quant;
+  return makePatternPass(
+      {"quant-fuse-qoperator",
+       "DQ -> Conv/MatMul -> Q to QLinearConv/QLinearMatMul, the rest to ConvInteger / "
+       "MatMulInteger, data movement and Clip/Relu in the integer domain",
+       {{addFoldClipIntoQuantizePatterns, addCancelDequantizeQuantizePatterns,
+         addIntegerDataMovementPatterns, addQLinearConvPatterns, addQLinearMatMulPatterns},
+        {addConvIntegerPatterns, addMatMulIntegerPatterns}},
+       quant::noteOpsetKept});
 }
 
 }  // namespace onnxfold

@@ -18,8 +18,7 @@ std::vector<std::string> quantPipeline(const std::string& mode) {
                 "' (valid modes: qoperator, integer, qdq-clean)");
   std::vector<std::string> p = {"freeze", "fold-constants", "quant-fold-weights"};
   if (!fuse.empty()) p.push_back(fuse);
-  for (const char* name :
-       {"quant-cleanup", "freezing-patterns", "eliminate-identity", "cse", "pool-constants", "dce"})
+  for (const char* name : {"quant-cleanup", "freezing-patterns", "cse", "pool-constants", "dce"})
     p.emplace_back(name);
   return p;
 }

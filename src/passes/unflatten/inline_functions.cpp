@@ -275,18 +275,7 @@ class InlineFunctions : public Pass {
                     " is an omitted input");
       if (repl->type.isNone()) repl->type = out->type;
       if (!repl->in_value_info) repl->in_value_info = out->in_value_info;
-      if (out->isGraphOutput()) {
-        // The output keeps its name; a value that is already an input or output needs its own node.
-        if (repl->producer() == nullptr || repl->producer()->graph() != &g ||
-            repl->isGraphOutput()) {
-          Node* id = g.createNode("Identity", {repl}, 1);
-          g.insertBefore(&call, id);
-          id->output(0)->type = out->type;
-          repl = id->output(0);
-        }
-        g.replaceOutput(out, repl);
-      }
-      out->replaceAllUsesWith(repl);
+      g.replaceValue(out, repl);
     }
     // Keep the call's output names on the inlined values when they are free.
     std::vector<std::pair<Value*, std::string>> renames;

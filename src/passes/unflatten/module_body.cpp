@@ -66,12 +66,6 @@ bool isWeightConstant(const Node* n, size_t limit) {
 
 }  // namespace
 
-Node* topLevelNode(const Graph& g, Node* n) {
-  while (n != nullptr && n->graph() != &g)
-    n = n->graph()->ownerNode();
-  return n;
-}
-
 ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size_t weight_bytes) {
   ModuleBody b;
   for (Node* n : all) {
@@ -133,7 +127,7 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
       if (v == nullptr) continue;
       bool outside = v->isGraphOutput();
       for (const Use& u : v->uses()) {
-        if (index.count(topLevelNode(g, u.user)) == 0) outside = true;
+        if (index.count(g.enclosingNode(u.user)) == 0) outside = true;
       }
       if (!outside) continue;
       b.outputs.push_back(v);
@@ -152,7 +146,7 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
   std::unordered_set<const Node*> seen;
   for (Value* v : b.outputs) {
     for (const Use& u : v->uses()) {
-      Node* t = topLevelNode(g, u.user);
+      Node* t = g.enclosingNode(u.user);
       if (index.count(t) == 0 && seen.insert(t).second) work.push_back(t);
     }
   }
@@ -162,7 +156,7 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
     for (Value* v : n->outputs()) {
       if (v == nullptr) continue;
       for (const Use& u : v->uses()) {
-        Node* t = topLevelNode(g, u.user);
+        Node* t = g.enclosingNode(u.user);
         if (index.count(t) != 0) {
           b.why_not = "not convex: " + n->displayName() + " is computed from it and feeds it";
           return b;
@@ -183,7 +177,7 @@ bool findCallPosition(const Graph& g, const ModuleBody& body, Node** before) {
   Node* last_producer = nullptr;
   size_t last = 0;
   for (const Value* v : body.inputs) {
-    Node* p = v->producer() ? topLevelNode(g, v->producer()) : nullptr;
+    Node* p = v->producer() ? g.enclosingNode(v->producer()) : nullptr;
     if (p != nullptr && inside.count(p) == 0 && (last_producer == nullptr || pos[p] > last)) {
       last_producer = p;
       last = pos[p];
@@ -191,7 +185,7 @@ bool findCallPosition(const Graph& g, const ModuleBody& body, Node** before) {
   }
   for (const Value* v : body.outputs) {
     for (const Use& u : v->uses()) {
-      Node* t = topLevelNode(g, u.user);
+      Node* t = g.enclosingNode(u.user);
       if (inside.count(t) == 0 && last_producer != nullptr && pos[t] <= last) return false;
     }
   }

@@ -33,7 +33,4 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& nodes,
 // Sets *before to the node to insert before (null: append); false if none fits.
 bool findCallPosition(const Graph& g, const ModuleBody& body, Node** before);
 
-// The node of `g` holding `n` (n itself, or the If/Loop/Scan whose subgraph has it).
-Node* topLevelNode(const Graph& g, Node* n);
-
 }  // namespace onnxfold

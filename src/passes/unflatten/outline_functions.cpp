@@ -31,8 +31,8 @@
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "passes/analysis/module_tree.h"
 #include "passes/unflatten/module_body.h"
-#include "passes/unflatten/module_tree.h"
 #include "passes/unflatten/unflatten_passes.h"
 
 namespace onnxfold {
@@ -395,11 +395,8 @@ class OutlineFunctions : public Pass {
       out->type = old->type;
       out->in_value_info = old->in_value_info;
       out->doc_string = old->doc_string;
-      old->replaceAllUsesWith(out);
-      if (old->isGraphOutput())
-        g.replaceOutput(old, out);
-      else
-        renames.emplace_back(out, old->name());
+      if (!old->isGraphOutput()) renames.emplace_back(out, old->name());
+      g.replaceValue(old, out);
     }
     // Body nodes in reverse order: users go before the values they use.
     for (auto it = b.nodes.rbegin(); it != b.nodes.rend(); ++it)

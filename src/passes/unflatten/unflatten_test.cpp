@@ -13,8 +13,8 @@
 #include "ir/verifier.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
+#include "passes/analysis/module_tree.h"
 #include "passes/registry.h"
-#include "passes/unflatten/module_tree.h"
 #include "passes/unflatten/unflatten_passes.h"
 #include "test_util.h"
 

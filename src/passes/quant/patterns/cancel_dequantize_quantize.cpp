@@ -22,29 +22,24 @@ class CancelDequantizeQuantize : public RewritePattern {
  public:
   CancelDequantizeQuantize() : RewritePattern("cancel-dequantize-quantize", "QuantizeLinear", 4) {}
 
-  bool match(const Model&, Node& q, std::string& why) const override {
+  bool matchAndRewrite(Node& q, Rewriter& rw) const override {
     Node* dq = dequantizeOf(q.input(0));
     if (dq == nullptr) {
-      why = "input is not a DequantizeLinear";
-      return false;
+      return false;  // input is not a DequantizeLinear
     }
-    auto a = paramsOf(dq, why);
-    auto b = paramsOf(&q, why);
+    auto a = paramsOf(dq);
+    auto b = paramsOf(&q);
     if (!a || !b) return false;
     if (!sameParams(*a, *b) || a->qtype == DataType::kInt32) {
-      why = "parameters differ";
-      return false;
+      return false;  // parameters differ
     }
     const int64_t out_type = dq->attrInt("output_dtype", 0);
     if (out_type != 0 && out_type != static_cast<int64_t>(DataType::kFloat)) {
-      why = "DequantizeLinear does not produce float32";
-      return false;
+      return false;  // DequantizeLinear does not produce float32
     }
-    return roundTrips(*a, why);  // the algebra above, checked for these very scales
-  }
-
-  void rewrite(Node& q, Rewriter& rw) const override {
-    rw.replaceNode(&q, {q.input(0)->producer()->input(0)});
+    if (!roundTrips(*a)) return false;  // the algebra above, checked for these very scales
+    rw.replaceNode(&q, {dq->input(0)});
+    return true;
   }
 };
 

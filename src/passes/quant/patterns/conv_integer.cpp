@@ -21,14 +21,11 @@ class ConvIntegerPattern : public RewritePattern {
  public:
   ConvIntegerPattern() : RewritePattern("conv-integer", "Conv", 1) {}
 
-  bool match(const Model&, Node& conv, std::string& why) const override {
+  bool matchAndRewrite(Node& conv, Rewriter& rw) const override {
     if (conv.output(0) == nullptr) return false;
-    return matchQuantConv(&conv, why, /*allow_float_bias=*/true).has_value();
-  }
-
-  void rewrite(Node& conv, Rewriter& rw) const override {
-    std::string why;
-    const QuantConv c = *matchQuantConv(&conv, why, true);
+    const std::optional<QuantConv> qc = matchQuantConv(&conv, /*allow_float_bias=*/true);
+    if (!qc) return false;
+    const QuantConv& c = *qc;
     const std::string base = conv.output(0)->name();
     Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
                               base + "_w_zero_point");
@@ -48,6 +45,7 @@ class ConvIntegerPattern : public RewritePattern {
     r.bias_f = c.bias_f;
     r.base = base;
     rw.replaceNode(&conv, {buildRescale(rw, r)});
+    return true;
   }
 };
 

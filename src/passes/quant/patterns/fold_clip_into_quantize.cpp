@@ -61,60 +61,50 @@ class FoldClipIntoQuantize : public RewritePattern {
                        "QuantizeLinear", 3),
         op_(op) {}
 
-  bool match(const Model& model, Node& q, std::string& why) const override {
+  bool matchAndRewrite(Node& q, Rewriter& rw) const override {
+    const Model& model = rw.model();
     Node* c = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
     if (c == nullptr || !c->isOp(op_) || !hasSingleUse(q.input(0)) || c->graph() != q.graph()) {
-      why = std::string(op_) + " does not feed the QuantizeLinear alone";
-      return false;
+      return false;  // does not feed the QuantizeLinear alone
     }
-    auto p = paramsOf(&q, why);
+    auto p = paramsOf(&q);
     if (!p) return false;
     if (!p->perTensor()) {
-      why = "per-axis quantization";
-      return false;
+      return false;  // per-axis quantization
     }
     if (dtypeOf(c->input(0)) != DataType::kFloat) {
-      why = "input is not float32";
-      return false;
+      return false;  // input is not float32
     }
     auto b = boundsOf(model, c);
     if (!b) {
-      why = "bounds are not constant scalars";
-      return false;
+      return false;  // bounds are not constant scalars
     }
     int64_t qmin = 0, qmax = 0;
     quantRange(p->qtype, qmin, qmax);
-    lo_ = quantizeOne(b->lo, p->scale[0], p->zero_point[0], p->qtype);
-    hi_ = quantizeOne(b->hi, p->scale[0], p->zero_point[0], p->qtype);
-    qtype_ = p->qtype;
-    saturates_ = lo_ <= qmin && hi_ >= qmax;
-    if (!saturates_ && model.opsetVersion("") < 12) {
-      why = "an integer Clip needs opset 12";
-      return false;
+    const int64_t lo_q = quantizeOne(b->lo, p->scale[0], p->zero_point[0], p->qtype);
+    const int64_t hi_q = quantizeOne(b->hi, p->scale[0], p->zero_point[0], p->qtype);
+    const DataType qtype = p->qtype;
+    const bool saturates = lo_q <= qmin && hi_q >= qmax;
+    if (!saturates && model.opsetVersion("") < 12) {
+      return false;  // an integer Clip needs opset 12
     }
-    return true;
-  }
 
-  void rewrite(Node& q, Rewriter& rw) const override {
-    Node* c = q.input(0)->producer();
-    Node* nq = createTyped(rw, "QuantizeLinear", q.inputs(), &q, qtype_, q.output(0));
-    nq->setInput(0, c->input(0));
+    Node* nq = createTyped(rw, "QuantizeLinear", q.inputs(), &q, qtype, q.output(0));
+    rw.setInput(nq, 0, c->input(0));
     copyAttributes(q, nq);
     Value* out = nq->output(0);
-    if (!saturates_) {
-      Value* lo = rw.constant(intTensor(qtype_, {}, {lo_}), q.output(0)->name() + "_clip_min");
-      Value* hi = rw.constant(intTensor(qtype_, {}, {hi_}), q.output(0)->name() + "_clip_max");
-      out = createTyped(rw, "Clip", {out, lo, hi}, &q, qtype_, q.output(0))->output(0);
+    if (!saturates) {
+      Value* lo = rw.constant(intTensor(qtype, {}, {lo_q}), q.output(0)->name() + "_clip_min");
+      Value* hi = rw.constant(intTensor(qtype, {}, {hi_q}), q.output(0)->name() + "_clip_max");
+      out = createTyped(rw, "Clip", {out, lo, hi}, &q, qtype, q.output(0))->output(0);
     }
     rw.replaceNode(&q, {out});
     rw.erase(c);
+    return true;
   }
 
  private:
   const char* op_;
-  mutable int64_t lo_ = 0, hi_ = 0;
-  mutable DataType qtype_ = DataType::kUndefined;
-  mutable bool saturates_ = false;
 };
 
 }  // namespace

@@ -23,58 +23,47 @@ class IntegerDataMovement : public RewritePattern {
   explicit IntegerDataMovement(std::string op)
       : RewritePattern("integer-" + op, "QuantizeLinear", 2), op_(std::move(op)) {}
 
-  bool match(const Model& model, Node& q, std::string& why) const override {
+  bool matchAndRewrite(Node& q, Rewriter& rw) const override {
     Node* m = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
     if (m == nullptr || !m->isOp(op_) || !hasSingleUse(q.input(0)) || m->graph() != q.graph()) {
-      why = op_ + " does not feed the QuantizeLinear alone";
-      return false;
+      return false;  // does not feed the QuantizeLinear alone
     }
     if (op_ == "MaxPool") {
-      if (model.opsetVersion("") < 12) {
-        why = "8-bit MaxPool needs opset 12";
-        return false;
+      if (rw.opset() < 12) {
+        return false;  // 8-bit MaxPool needs opset 12
       }
       if (m->output(1) != nullptr && (m->output(1)->hasUses() || m->output(1)->isGraphOutput())) {
-        why = "MaxPool Indices output is used";
-        return false;
+        return false;  // MaxPool Indices output is used
       }
     }
-    auto p = paramsOf(&q, why);
+    auto p = paramsOf(&q);
     if (!p) return false;
     if (!p->perTensor()) {
-      why = "per-axis quantization";
-      return false;
+      return false;  // per-axis quantization
     }
     const size_t n = op_ == "Concat" ? m->numInputs() : 1;
     for (size_t i = 0; i < n; ++i) {
       Node* dq = dequantizeOf(m->input(i));
       if (dq == nullptr) {
-        why = op_ + " input " + std::to_string(i) + " is not a DequantizeLinear";
-        return false;
+        return false;  // input  is not a DequantizeLinear
       }
-      auto d = paramsOf(dq, why);
+      auto d = paramsOf(dq);
       if (!d) return false;
       if (!sameParams(*d, *p)) {
-        why = "DequantizeLinear and QuantizeLinear parameters differ";
-        return false;
+        return false;  // DequantizeLinear and QuantizeLinear parameters differ
       }
     }
-    return roundTrips(*p, why);  // moving integers instead assumes Q(DQ(q)) = q
-  }
-
-  void rewrite(Node& q, Rewriter& rw) const override {
-    Node* m = q.input(0)->producer();
+    if (!roundTrips(*p)) return false;  // moving integers instead assumes Q(DQ(q)) = q
     std::vector<Value*> inputs = m->inputs();
-    const size_t n = op_ == "Concat" ? inputs.size() : 1;
     for (size_t i = 0; i < n; ++i)
       inputs[i] = inputs[i]->producer()->input(0);
-    std::string why;
-    const DataType t = paramsOf(&q, why)->qtype;
+    const DataType t = p->qtype;
     Node* nm = createTyped(rw, op_, inputs, &q, t, q.output(0));
     copyAttributes(*m, nm);
     nm->name = m->name;
     rw.replaceNode(&q, {nm->output(0)});
     rw.erase(m);
+    return true;
   }
 
  private:

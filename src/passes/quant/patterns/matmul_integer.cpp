@@ -29,44 +29,38 @@ struct QuantMatMul {
   int64_t columns = 1;
 };
 
-std::optional<QuantMatMul> matchQuantMatMul(const Node& n, std::string& why) {
+std::optional<QuantMatMul> matchQuantMatMul(const Node& n) {
   QuantMatMul m;
   m.adq = dequantizeOf(n.input(0));
   m.bdq = dequantizeOf(n.input(1));
   if (m.adq == nullptr || m.bdq == nullptr) {
-    why = "inputs do not both come from DequantizeLinear";
-    return std::nullopt;
+    return std::nullopt;  // inputs do not both come from DequantizeLinear
   }
-  auto a = paramsOf(m.adq, why);
-  auto b = paramsOf(m.bdq, why);
+  auto a = paramsOf(m.adq);
+  auto b = paramsOf(m.bdq);
   if (!a || !b) return std::nullopt;
   if (!a->perTensor() || !is8Bit(a->qtype) || !is8Bit(b->qtype)) {
-    why = "a is not per-tensor 8-bit or b is not 8-bit";
-    return std::nullopt;
+    return std::nullopt;  // a is not per-tensor 8-bit or b is not 8-bit
   }
   const bool gemm = n.isOp("Gemm");
   const int64_t b_rank = rankOf(m.bdq->input(0));
   if (gemm) {
     if (n.attrInt("transA", 0) != 0 || n.attrFloat("alpha", 1.0F) != 1.0F ||
         n.attrFloat("beta", 1.0F) != 1.0F) {
-      why = "Gemm with transA or alpha/beta other than 1";
-      return std::nullopt;
+      return std::nullopt;  // Gemm with transA or alpha/beta other than 1
     }
     const Tensor* bt = constantOf(m.bdq->input(0));
     if (bt == nullptr || bt->rank() != 2) {
-      why = "Gemm weight is not a constant matrix";
-      return std::nullopt;
+      return std::nullopt;  // Gemm weight is not a constant matrix
     }
     m.transpose_b = n.attrInt("transB", 0) != 0;
     m.columns = bt->dims()[m.transpose_b ? 0 : 1];
     if (!b->perTensor() && b->axis != (m.transpose_b ? 0 : 1)) {
-      why = "Gemm weight is not quantized per output column";
-      return std::nullopt;
+      return std::nullopt;  // Gemm weight is not quantized per output column
     }
   } else {
     if (!b->perTensor() && !(b_rank == 2 && b->axis == 1)) {
-      why = "b is quantized neither per tensor nor per column";
-      return std::nullopt;
+      return std::nullopt;  // b is quantized neither per tensor nor per column
     }
     if (!b->perTensor()) m.columns = static_cast<int64_t>(b->scale.size());
   }
@@ -79,8 +73,7 @@ std::optional<QuantMatMul> matchQuantMatMul(const Node& n, std::string& why) {
     } else if (isQuantBias(cdq, *a, *b, m.columns)) {
       m.bias_q = constantOf(cdq->input(0));
     } else {
-      why = "Gemm C is neither a constant float [N] nor an int32 quantized bias";
-      return std::nullopt;
+      return std::nullopt;  // Gemm C is neither a constant float [N] nor an int32 quantized bias
     }
   }
   m.a = *a;
@@ -93,13 +86,10 @@ class MatMulIntegerPattern : public RewritePattern {
   explicit MatMulIntegerPattern(const char* op)
       : RewritePattern(std::string(op[0] == 'G' ? "gemm" : "matmul") + "-integer", op, 1) {}
 
-  bool match(const Model&, Node& n, std::string& why) const override {
-    return matchQuantMatMul(n, why).has_value();
-  }
-
-  void rewrite(Node& n, Rewriter& rw) const override {
-    std::string why;
-    const QuantMatMul m = *matchQuantMatMul(n, why);
+  bool matchAndRewrite(Node& n, Rewriter& rw) const override {
+    const std::optional<QuantMatMul> qm = matchQuantMatMul(n);
+    if (!qm) return false;
+    const QuantMatMul& m = *qm;
     const std::string base = n.output(0)->name();
     Value* bq = m.bdq->input(0);
     if (m.transpose_b) bq = rw.constant(transposed8(*constantOf(bq)), bq->name() + "_t");
@@ -120,6 +110,7 @@ class MatMulIntegerPattern : public RewritePattern {
     r.bias_f = m.bias_f;
     r.base = base;
     rw.replaceNode(&n, {buildRescale(rw, r)});
+    return true;
   }
 };
 

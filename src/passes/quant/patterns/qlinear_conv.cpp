@@ -22,27 +22,20 @@ class QLinearConvPattern : public RewritePattern {
  public:
   QLinearConvPattern() : RewritePattern("qlinear-conv", "QuantizeLinear", 1) {}
 
-  bool match(const Model&, Node& q, std::string& why) const override {
+  bool matchAndRewrite(Node& q, Rewriter& rw) const override {
     Node* conv = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
     if (conv == nullptr || !conv->isOp("Conv") || !hasSingleUse(q.input(0)) ||
         conv->graph() != q.graph()) {
-      why = "Conv does not feed the QuantizeLinear alone";
-      return false;
+      return false;  // Conv does not feed the QuantizeLinear alone
     }
-    auto y = paramsOf(&q, why);
-    if (!y) return false;
-    if (!y->perTensor() || !is8Bit(y->qtype)) {
-      why = "output quantization is not per-tensor 8-bit";
-      return false;
+    const std::optional<QParams> yq = paramsOf(&q);
+    if (!yq || !yq->perTensor() || !is8Bit(yq->qtype)) {
+      return false;  // output quantization is not per-tensor 8-bit
     }
-    return matchQuantConv(conv, why).has_value();
-  }
-
-  void rewrite(Node& q, Rewriter& rw) const override {
-    std::string why;
-    Node* conv = q.input(0)->producer();
-    const QuantConv c = *matchQuantConv(conv, why);
-    const QParams y = *paramsOf(&q, why);
+    const std::optional<QuantConv> qc = matchQuantConv(conv);
+    if (!qc) return false;
+    const QuantConv& c = *qc;
+    const QParams& y = *yq;
     const std::string base = conv->output(0)->name();
     Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
                               base + "_w_zero_point");
@@ -55,6 +48,7 @@ class QLinearConvPattern : public RewritePattern {
     n->name = conv->name;
     rw.replaceNode(&q, {n->output(0)});
     rw.erase(conv);
+    return true;
   }
 };
 

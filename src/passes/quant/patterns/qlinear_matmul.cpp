@@ -23,30 +23,24 @@ class QLinearMatMulPattern : public RewritePattern {
  public:
   QLinearMatMulPattern() : RewritePattern("qlinear-matmul", "QuantizeLinear", 1) {}
 
-  bool match(const Model&, Node& q, std::string& why) const override {
+  bool matchAndRewrite(Node& q, Rewriter& rw) const override {
     Node* mm = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
     if (mm == nullptr || !(mm->isOp("MatMul") || mm->isOp("Gemm")) || !hasSingleUse(q.input(0)) ||
         mm->graph() != q.graph()) {
-      why = "MatMul/Gemm does not feed the QuantizeLinear alone";
-      return false;
+      return false;  // MatMul/Gemm does not feed the QuantizeLinear alone
     }
     Node* adq = dequantizeOf(mm->input(0));
     Node* bdq = dequantizeOf(mm->input(1));
     if (adq == nullptr || bdq == nullptr) {
-      why = "inputs do not both come from DequantizeLinear";
-      return false;
+      return false;  // inputs do not both come from DequantizeLinear
     }
-    auto a = paramsOf(adq, why);
-    auto b = paramsOf(bdq, why);
-    auto y = paramsOf(&q, why);
+    const std::optional<QParams> a = paramsOf(adq), b = paramsOf(bdq), y = paramsOf(&q);
     if (!a || !b || !y) return false;
     if (!is8Bit(a->qtype) || !is8Bit(b->qtype) || !is8Bit(y->qtype)) {
-      why = "not 8-bit";
-      return false;
+      return false;  // not 8-bit
     }
     if (!a->perTensor() || !y->perTensor()) {
-      why = "a or y is not quantized per tensor";
-      return false;
+      return false;  // a or y is not quantized per tensor
     }
     int64_t column_axis = 1;
     if (mm->isOp("Gemm")) {
@@ -54,36 +48,26 @@ class QLinearMatMulPattern : public RewritePattern {
       if (mm->input(2) != nullptr || mm->attrInt("transA", 0) != 0 ||
           mm->attrFloat("alpha", 1.0F) != 1.0F || mm->attrFloat("beta", 1.0F) != 1.0F ||
           bt == nullptr || bt->rank() != 2) {
-        why = "Gemm with C, transA, alpha/beta other than 1 or a non-constant weight";
-        return false;
+        return false;  // Gemm with C, transA, alpha/beta other than 1 or a non-constant weight
       }
       if (mm->attrInt("transB", 0) != 0) column_axis = 0;
     }
     if (!b->perTensor() && !(rankOf(bdq->input(0)) == 2 && b->axis == column_axis)) {
-      why = "b is quantized neither per tensor nor per column";
-      return false;
+      return false;  // b is quantized neither per tensor nor per column
     }
-    return true;
-  }
-
-  void rewrite(Node& q, Rewriter& rw) const override {
-    std::string why;
-    Node* mm = q.input(0)->producer();
-    Node* adq = mm->input(0)->producer();
-    Node* bdq = mm->input(1)->producer();
-    const QParams a = *paramsOf(adq, why), b = *paramsOf(bdq, why), y = *paramsOf(&q, why);
     const std::string base = mm->output(0)->name();
     Value* bq = bdq->input(0);
-    if (mm->isOp("Gemm") && mm->attrInt("transB", 0) != 0)
+    if (column_axis == 0)  // Gemm transB
       bq = rw.constant(transposed8(*constantOf(bq)), bq->name() + "_t");
     Node* n = createTyped(
         rw, "QLinearMatMul",
-        {adq->input(0), scaleValue(a), zeroPointValue(rw, a, base + "_a"), bq, scaleValue(b),
-         zeroPointValue(rw, b, base + "_b"), scaleValue(y), zeroPointValue(rw, y, base + "_y")},
-        &q, y.qtype, q.output(0));
+        {adq->input(0), scaleValue(*a), zeroPointValue(rw, *a, base + "_a"), bq, scaleValue(*b),
+         zeroPointValue(rw, *b, base + "_b"), scaleValue(*y), zeroPointValue(rw, *y, base + "_y")},
+        &q, y->qtype, q.output(0));
     n->name = mm->name;
     rw.replaceNode(&q, {n->output(0)});
     rw.erase(mm);
+    return true;
   }
 };
 
