@@ -226,7 +226,24 @@ export interface ModuleTree {
 export interface SplitConstantsResult {
   prep: Output;
   main: Output;
-  report: Record<string, unknown>;
+  report: SplitReport;
+}
+
+/** What splitConstants did (the C++ SplitReport). */
+export interface SplitReport {
+  original_nodes: number;
+  /** Nodes computing from weights only. */
+  prep_nodes: number;
+  main_nodes: number;
+  /** Weights prep reads (its inputs, also its initializers). */
+  prep_inputs: number;
+  /** prep's outputs = main's inputs that carry the computed values as initializers. */
+  values: string[];
+  value_bytes: number;
+  /** Constant nodes left in main by the size budgets. */
+  skipped_over_budget: number;
+  prep_bytes: number;
+  main_bytes: number;
 }
 
 export interface PassList {

@@ -21,12 +21,8 @@ export const cliMissing = `the native CLI is not built at ${cli} (cmake --preset
 export const dist = join(repoRoot, 'dist', 'onnxfold.wasm');
 export const run = promisify(execFile);
 
-// For test files that cannot do anything without the CLI: in CI its absence is an error.
-export function requireCliInCi() {
-  if (!haveCli && process.env.CI) throw new Error(cliMissing);
-}
-
-// Inside a test: true when `ok`; otherwise skips (locally) or fails (CI) with `reason`.
+// The one way a node test handles what is missing, inside the test: true when `ok`; otherwise
+// skips (locally) or fails (CI) with `reason`.
 export function need(t, ok, reason) {
   if (ok) return true;
   if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);

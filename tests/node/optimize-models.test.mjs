@@ -7,10 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { cli, cliMissing, haveCli, modelsDir, requireCliInCi, run } from './env.mjs';
+import { cli, cliMissing, haveCli, modelsDir, need, run } from './env.mjs';
 import { assertEquivalent } from './oracle.mjs';
-
-requireCliInCi();
 
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-optimize-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -18,7 +16,8 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
 
 for (const name of models) {
-  test(`optimize ${name} stays equivalent`, { skip: !haveCli && cliMissing }, async () => {
+  test(`optimize ${name} stays equivalent`, async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
     const input = join(modelsDir, name);
     const output = join(tmp, name.replace(/\.onnx$/, '.opt.onnx'));
     const report = join(tmp, name.replace(/\.onnx$/, '.report.json'));
@@ -31,11 +30,13 @@ for (const name of models) {
   });
 }
 
-test('shared models are present', { skip: models.length === 0 && `no models in ${modelsDir}` }, () => {
+test('shared models are present', (t) => {
+  if (!need(t, models.length > 0, `no models in ${modelsDir} (set ONNXFOLD_SHARED)`)) return;
   assert.ok(models.length >= 10);
 });
 
-test('bad input: clear error, non-zero exit, no output file', { skip: !haveCli && cliMissing }, async () => {
+test('bad input: clear error, non-zero exit, no output file', async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
   const bad = join(tmp, 'bad.onnx');
   writeFileSync(bad, Buffer.from([0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01]));
   const out = join(tmp, 'bad.opt.onnx');
@@ -49,7 +50,8 @@ test('bad input: clear error, non-zero exit, no output file', { skip: !haveCli &
   assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
 });
 
-test('refuses to overwrite its input', { skip: !haveCli && cliMissing }, async () => {
+test('refuses to overwrite its input', async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
   const m = join(tmp, 'self.onnx');
   writeFileSync(m, readFileSync(join(modelsDir, models[0] ?? 'missing')));
   const size = statSync(m).size;
@@ -57,7 +59,8 @@ test('refuses to overwrite its input', { skip: !haveCli && cliMissing }, async (
   assert.equal(statSync(m).size, size);
 });
 
-test('unknown pass name is an error naming the pass', { skip: !haveCli && cliMissing }, async () => {
+test('unknown pass name is an error naming the pass', async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
   const out = join(tmp, 'x.onnx');
   await assert.rejects(run(cli, ['optimize', join(modelsDir, models[0] ?? 'missing'), '-o', out, '--passes', 'nope']),
     /unknown pass 'nope'/);

@@ -9,13 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ort from 'onnxruntime-node';
 
+import { modelsDir, need, sharedDir } from './env.mjs';
 import { assertEquivalent, compareModels, makeInputs } from './oracle.mjs';
 import { buildModel } from './onnx-builder.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '..', '..');
-const sharedDir = process.env.ONNXFOLD_SHARED ? resolve(process.env.ONNXFOLD_SHARED) : resolve(repoRoot, '..', 'shared');
-const modelsDir = join(sharedDir, 'models');
 const haveShared = existsSync(modelsDir);
 const SKIP_SHARED = `shared data not found at ${sharedDir} (set ONNXFOLD_SHARED)`;
 
@@ -40,7 +38,7 @@ function addModel(name, c, { outName = 'Y', opset = 13 } = {}) {
 }
 
 test('shared models: each model is equivalent to itself', async (t) => {
-  if (!haveShared) { t.skip(SKIP_SHARED); return; }
+  if (!need(t, haveShared, SKIP_SHARED)) return;
   const models = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort();
   assert.ok(models.length > 0, `no .onnx files in ${modelsDir}`);
   for (const f of models) {
@@ -59,17 +57,17 @@ test('shared models: each model is equivalent to itself', async (t) => {
 
 test('shared models: training-mode Dropout is detected as nondeterministic', async (t) => {
   const p = join(modelsDir, 'mobilenet_v3_small.op17.train.onnx');
-  if (!existsSync(p)) { t.skip(SKIP_SHARED); return; }
+  if (!need(t, existsSync(p), SKIP_SHARED)) return;
   const r = await compareModels(p, p);
   assert.equal(r.ok, true, r.message);
   assert.ok(r.outputs.some((o) => o.nondeterministic), r.message);
 });
 
 test('shared models: different models are not equivalent', async (t) => {
-  if (!haveShared) { t.skip(SKIP_SHARED); return; }
+  if (!need(t, haveShared, SKIP_SHARED)) return;
   const a = join(modelsDir, 'mobilenet_v2.op13.nofold.onnx');
   const b = join(modelsDir, 'mobilenet_v2.qdq_w8pc_fp32w.onnx');
-  if (!existsSync(a) || !existsSync(b)) { t.skip(`${a} or ${b} missing`); return; }
+  if (!need(t, existsSync(a) && existsSync(b), `${a} or ${b} missing`)) return;
   // Same input/output signature, but quantization changes the numbers.
   const r = await compareModels(a, b);
   assert.equal(r.ok, false, r.message);
@@ -78,7 +76,7 @@ test('shared models: different models are not equivalent', async (t) => {
 
 test('shared models: symbolic dims get sizes', async (t) => {
   const p = join(modelsDir, 'minibert.op14.nofold.onnx');
-  if (!existsSync(p)) { t.skip(SKIP_SHARED); return; }
+  if (!need(t, existsSync(p), SKIP_SHARED)) return;
   const s = await ort.InferenceSession.create(p, { graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
   try {
     const feeds = makeInputs(s, { seed: 3 });

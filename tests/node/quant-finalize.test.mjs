@@ -13,10 +13,8 @@ import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 
 import { buildModel, readModel } from './onnx-builder.mjs';
-import { cli, cliMissing, haveCli, modelsDir, requireCliInCi, run } from './env.mjs';
+import { cli, cliMissing, haveCli, modelsDir, need, run } from './env.mjs';
 import { makeInputs, mulberry32 } from './oracle.mjs';
-
-requireCliInCi();
 
 const MODES = ['qoperator', 'integer', 'qdq-clean'];
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-quant-'));
@@ -77,12 +75,14 @@ const contents = (model) => model.initializers.map((t) => `${t.type}[${t.dims}]:
 
 const mobilenet = (v) => join(modelsDir, `mobilenet_v2.qdq_w8pc_${v}.onnx`);
 const haveMobilenet = existsSync(mobilenet('fp32w')) && existsSync(mobilenet('int8w'));
-const skipMobilenet = !haveCli ? cliMissing : !haveMobilenet && `the QDQ sample models are not in ${modelsDir}`;
+const readyMobilenet = (t) =>
+  need(t, haveCli, cliMissing) && need(t, haveMobilenet, `the QDQ sample models are not in ${modelsDir}`);
 const finalized = {};  // `${variant}.${mode}` -> output path
 
 for (const variant of ['fp32w', 'int8w']) {
   test(`mobilenet_v2 ${variant}: every mode agrees with ORT 'all' on the QDQ original within one output step`,
-    { skip: skipMobilenet }, async (t) => {
+    async (t) => {
+      if (!readyMobilenet(t)) return;
       const paths = [];
       for (const mode of MODES) {
         const { output, report } = await finalize(mobilenet(variant), mode, `mobilenet.${variant}`);
@@ -111,7 +111,8 @@ for (const variant of ['fp32w', 'int8w']) {
 }
 
 test('mobilenet_v2 fp32w qoperator: weights quantized once, every Conv integer, under 4.5 MB',
-  { skip: skipMobilenet }, async () => {
+  async (t) => {
+    if (!readyMobilenet(t)) return;
     const path = finalized['fp32w.qoperator'] ?? (await finalize(mobilenet('fp32w'), 'qoperator', 'mobilenet.fp32w')).output;
     const before = readModel(readFileSync(mobilenet('fp32w')));
     const after = readModel(readFileSync(path));
@@ -133,7 +134,8 @@ test('mobilenet_v2 fp32w qoperator: weights quantized once, every Conv integer, 
     assert.ok(after.initializers.filter((t) => t.type === 'int8').length >= convs);
   });
 
-test('mobilenet_v2 fp32w and int8w finalize to the same weights, byte for byte', { skip: skipMobilenet }, async () => {
+test('mobilenet_v2 fp32w and int8w finalize to the same weights, byte for byte', async (t) => {
+    if (!readyMobilenet(t)) return;
   for (const mode of MODES) {
     const a = finalized[`fp32w.${mode}`] ?? (await finalize(mobilenet('fp32w'), mode, 'mobilenet.fp32w')).output;
     const b = finalized[`int8w.${mode}`] ?? (await finalize(mobilenet('int8w'), mode, 'mobilenet.int8w')).output;
@@ -267,8 +269,9 @@ const fixtures = {
 };
 
 for (const [name, make] of Object.entries(fixtures)) {
-  test(`fixture ${name}: every mode agrees with ORT 'all' within one output step`, { skip: !haveCli && cliMissing },
+  test(`fixture ${name}: every mode agrees with ORT 'all' within one output step`, 
     async (t) => {
+      if (!need(t, haveCli, cliMissing)) return;
       const f = make();
       const path = join(tmp, `${name}.onnx`);
       writeFileSync(path, buildModel({ opset: 13, inputs: f.inputs, outputs: f.outputs, initializers: f.initializers, nodes: f.nodes }));
@@ -302,7 +305,8 @@ for (const [name, make] of Object.entries(fixtures)) {
     });
 }
 
-test('unknown --quant mode: clear error naming the valid modes, no output', { skip: !haveCli && cliMissing }, async () => {
+test('unknown --quant mode: clear error naming the valid modes, no output', async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
   const path = join(tmp, 'unknown-mode.onnx');
   writeFileSync(path, buildModel(fixtures['gemm-matmul']()));
   const out = join(tmp, 'unknown-mode.out.onnx');

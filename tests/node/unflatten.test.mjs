@@ -10,16 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
-import { cli, cliMissing, haveCli, modelsDir, requireCliInCi, run } from './env.mjs';
+import { cli, cliMissing, haveCli, modelsDir, need, run } from './env.mjs';
 import { assertEquivalent, compareTensors, makeInputs } from './oracle.mjs';
-
-requireCliInCi();
 
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-unflatten-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 const model = (name) => join(modelsDir, name);
-const skipFor = (name) => (!haveCli ? cliMissing : !existsSync(model(name)) && `${model(name)} is missing`);
+const ready = (t, name) =>
+  need(t, haveCli, cliMissing) && need(t, existsSync(model(name)), `${model(name)} is missing`);
 
 async function cliJson(args) {
   const { stdout } = await run(cli, args, { maxBuffer: 64 << 20 });
@@ -36,7 +35,8 @@ async function outline(name, extra = []) {
 
 const MINIBERT = 'minibert.op14.nofold.onnx';
 
-test('tree: minibert shows its 4 encoder layers', { skip: skipFor(MINIBERT) }, async () => {
+test('tree: minibert shows its 4 encoder layers', async (t) => {
+  if (!ready(t, MINIBERT)) return;
   const tree = await cliJson(['tree', model(MINIBERT), '--json']);
   const enc = tree.children.find((c) => c.path === '/enc');
   assert.ok(enc, 'module /enc');
@@ -52,7 +52,8 @@ test('tree: minibert shows its 4 encoder layers', { skip: skipFor(MINIBERT) }, a
   assert.doesNotMatch(stdout, /self_attn/, '--depth 2 stops above the layers\' children');
 });
 
-test('optimize --report carries the input\'s module tree (3 levels)', { skip: skipFor(MINIBERT) }, async () => {
+test('optimize --report carries the input\'s module tree (3 levels)', async (t) => {
+  if (!ready(t, MINIBERT)) return;
   const report = join(tmp, 'minibert.report.json');
   await run(cli, ['optimize', model(MINIBERT), '-o', join(tmp, 'minibert.opt.onnx'), '--report', report, '-q']);
   const { modules } = JSON.parse(readFileSync(report, 'utf8'));
@@ -65,7 +66,8 @@ test('optimize --report carries the input\'s module tree (3 levels)', { skip: sk
 });
 
 test('outline: minibert layers become one function called 4 times, equivalent; inline undoes it',
-  { skip: skipFor(MINIBERT) }, async () => {
+  async (t) => {
+    if (!ready(t, MINIBERT)) return;
     const { out, info, calls } = await outline(MINIBERT);
     assert.equal(info.functions, 1);
     assert.deepEqual(Object.values(calls), [4]);
@@ -85,7 +87,8 @@ test('outline: minibert layers become one function called 4 times, equivalent; i
   });
 
 for (const name of ['shufflenet_v2_x1_0.op17.nofold.onnx', 'mobilenet_v2.op13.nofold.onnx']) {
-  test(`outline: ${name} blocks become deduplicated functions, equivalent`, { skip: skipFor(name) }, async () => {
+  test(`outline: ${name} blocks become deduplicated functions, equivalent`, async (t) => {
+    if (!ready(t, name)) return;
     const { out, info, calls } = await outline(name);
     const counts = Object.values(calls);
     assert.ok(info.functions >= 1, 'at least one function');
@@ -99,8 +102,9 @@ for (const name of ['shufflenet_v2_x1_0.op17.nofold.onnx', 'mobilenet_v2.op13.no
   });
 }
 
-test('outline: depth 1 makes every top-level module a call, still equivalent', { skip: skipFor(MINIBERT) },
-  async () => {
+test('outline: depth 1 makes every top-level module a call, still equivalent', 
+  async (t) => {
+    if (!ready(t, MINIBERT)) return;
     const { out, info, calls } = await outline(MINIBERT, ['--extra', 'outline-functions.depth=1']);
     const tree = await cliJson(['tree', model(MINIBERT), '--json']);
     const total = Object.values(calls).reduce((a, b) => a + b, 0);
@@ -115,7 +119,8 @@ test('outline: depth 1 makes every top-level module a call, still equivalent', {
 
 for (const name of [MINIBERT, 'mobilenet_v2.op13.nofold.onnx']) {
   test(`outline nested: ${name} gets functions calling functions, equivalent; inline undoes it`,
-    { skip: skipFor(name) }, async () => {
+    async (t) => {
+      if (!ready(t, name)) return;
       const out = join(tmp, name.replace(/\.onnx$/, '.nested.onnx'));
       await run(cli, ['optimize', model(name), '-o', out, '--passes', 'outline-functions', '--extra',
         'outline-functions.nested=1', '--verify', '-q']);
@@ -161,7 +166,8 @@ async function chainPrepMain(original, prep, main) {
 }
 
 for (const name of ['mobilenet_v2.op13.nofold.onnx', MINIBERT]) {
-  test(`split-constants: ${name} prep then main equals the original`, { skip: skipFor(name) }, async () => {
+  test(`split-constants: ${name} prep then main equals the original`, async (t) => {
+    if (!ready(t, name)) return;
     const prep = join(tmp, name.replace(/\.onnx$/, '.prep.onnx'));
     const main = join(tmp, name.replace(/\.onnx$/, '.main.onnx'));
     const before = readFileSync(model(name));
@@ -174,8 +180,9 @@ for (const name of ['mobilenet_v2.op13.nofold.onnx', MINIBERT]) {
   });
 }
 
-test('split-constants refuses to overwrite its input and writes nothing on failure', { skip: skipFor(MINIBERT) },
-  async () => {
+test('split-constants refuses to overwrite its input and writes nothing on failure', 
+  async (t) => {
+    if (!ready(t, MINIBERT)) return;
     const main = join(tmp, 'never.onnx');
     await assert.rejects(run(cli, ['split-constants', model(MINIBERT), '--prep', model(MINIBERT), '--main', main]),
       (e) => {

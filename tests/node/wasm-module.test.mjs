@@ -1,22 +1,20 @@
 // Smoke test: the Embind module built by the wasm preset (dist/onnxfold.mjs + onnxfold.wasm) loads
 // under node through its ESM shims. ONNXFOLD_WASM_MODULE overrides the path (ctest sets it to the
-// build tree's copy). Skips when the module has not been built.
+// build tree's copy). Skips when the module has not been built (fails in CI).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { need, repoRoot } from './env.mjs';
+
 const modulePath = process.env.ONNXFOLD_WASM_MODULE
   ? resolve(process.env.ONNXFOLD_WASM_MODULE)
   : resolve(repoRoot, 'dist', 'onnxfold.mjs');
 
 test('wasm module: loads under node and instantiates', async (t) => {
-  if (!existsSync(modulePath)) {
-    t.skip(`${modulePath} not built (cmake --preset wasm && cmake --build --preset wasm)`);
-    return;
-  }
+  if (!need(t, existsSync(modulePath), `${modulePath} not built (cmake --preset wasm && cmake --build --preset wasm)`)) return;
   const { default: createOnnxfold } = await import(pathToFileURL(modulePath).href);
   assert.equal(typeof createOnnxfold, 'function');
   const M = await createOnnxfold();

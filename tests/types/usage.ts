@@ -1,0 +1,51 @@
+// A typed use of the npm package, type-checked by tests/node/types.test.mjs (tsc --noEmit
+// --strict): the declarations in js/index.d.ts must describe what the package returns, and
+// reject what it refuses. Never run, only checked.
+import {
+  OnnxfoldError,
+  optimize,
+  optionSchema,
+  passes,
+  splitConstants,
+  validate,
+  type OptimizeResult,
+  type Report,
+  type SplitReport,
+} from '../../js/index.js';
+
+export async function example(bytes: Uint8Array): Promise<number> {
+  const check = await validate(bytes);
+  if (!check.valid) throw new OnnxfoldError(check.error ?? 'invalid');
+
+  const result: OptimizeResult = await optimize(bytes, {
+    sizeBudget: 4096,
+    quant: 'qoperator',
+    externalDataThreshold: 1 << 20,
+    onProgress: (p) => console.log(p.stage, p.pass, p.fraction.toFixed(2)),
+    extra: { 'outline-functions.depth': 1 },
+  });
+  const report: Report = result.report;
+  let changed = 0;
+  for (const run of report.passes) {
+    if (run.changed) changed += run.nodes[0] - run.nodes[1];
+  }
+  const model: Uint8Array | Blob = result.model;
+
+  const split = await splitConstants(bytes, { sizeBudget: 1 << 16, memoryLimit: 1 << 30 });
+  const sr: SplitReport = split.report;
+  const names: string[] = sr.values;
+
+  const specs = await optionSchema();
+  const forSplit = specs.filter((s) => s.splitConstants).map((s) => s.name);
+  const { available } = await passes();
+
+  // @ts-expect-error: quant modes are a closed set
+  await optimize(bytes, { quant: 'int4' });
+  // @ts-expect-error: splitConstants takes no passes
+  await splitConstants(bytes, { passes: ['dce'] });
+  // @ts-expect-error: budgets are numbers
+  await optimize(bytes, { sizeBudget: '4k' });
+
+  return changed + names.length + forSplit.length + available.length + (model instanceof Blob ? 1 : 0) +
+    report.after.nodes;
+}
