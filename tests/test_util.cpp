@@ -1,6 +1,7 @@
 #include "test_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -194,7 +195,7 @@ std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
                           std::vector<Attribute> attrs, int64_t opset, size_t num_outputs) {
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs)
-    ptrs.push_back(&t);
+    ptrs.push_back(t.dtype() == DataType::kUndefined ? nullptr : &t);
   return runOp(op, ptrs, std::move(attrs), opset, num_outputs);
 }
 
@@ -221,10 +222,7 @@ void bindInput(Graph& g, Value* v, Tensor t) {
   const std::string name = v->name();
   t.name = g.uniqueName(name + "__data");
   Value* c = g.addInitializer(std::move(t));
-  v->replaceAllUsesWith(c);
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    if (g.outputs()[i] == v) g.setOutput(i, c);
-  }
+  g.replaceValue(v, c);  // a graph output's name moves to c
   g.removeInput(v);
   c->setName(name);
 }
@@ -245,6 +243,45 @@ bool runPass(Model& m, const std::string& name, const PassOptions& options) {
   const VerifyResult v = verify(m);
   EXPECT_TRUE(v.ok) << name << ": " << v.message;
   return changed;
+}
+
+std::vector<float> ramp(size_t n, float step, float offset) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = std::fmod(static_cast<float>(i) * step + offset, 2.0F) - 1.0F;
+  return v;
+}
+
+size_t countOps(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (const Node* node : g.nodes())
+    n += node->op_type == op;
+  return n;
+}
+
+std::vector<std::vector<float>> evaluateByFolding(const Model& model,
+                                                  const std::map<std::string, Tensor>& inputs) {
+  std::unique_ptr<Model> m = model.clone();
+  Graph& g = *m->graph;
+  for (const auto& [name, t] : inputs) {
+    Value* v = g.lookupLocal(name);
+    EXPECT_TRUE(v != nullptr && v->isGraphInput()) << name;
+    if (v != nullptr) bindInput(g, v, t);
+  }
+  PassOptions po;
+  po.size_budget = int64_t{1} << 40;
+  po.fold_dequantize_weights = true;
+  PassContext ctx(po);
+  createPass("fold-constants")->run(*m, ctx);
+  std::vector<std::vector<float>> out;
+  for (const Value* v : g.outputs()) {
+    EXPECT_TRUE(v->isConstant()) << v->name() << " was not folded";
+    if (!v->isConstant()) return {};
+    const Tensor& t = *v->initializer();
+    EXPECT_EQ(t.dtype(), DataType::kFloat);
+    out.push_back(floatValues(t));
+  }
+  return out;
 }
 
 }  // namespace onnxfold::test

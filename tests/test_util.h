@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,7 +62,8 @@ Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values,
 Tensor int64Tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values,
                    std::string name = "");
 
-// Evaluates one op on constant inputs through the op registry (infer + compute).
+// Evaluates one op on constant inputs through the op registry (infer + compute); a
+// default-constructed Tensor stands for an omitted optional input.
 std::vector<Tensor> runOp(const std::string& op, std::vector<Tensor> inputs,
                           std::vector<Attribute> attrs, int64_t opset, size_t num_outputs);
 // The same with optional inputs: a null entry is an omitted input; `domain` is the op's domain.
@@ -73,6 +75,16 @@ std::vector<Tensor> runOp(const std::string& op, const std::vector<const Tensor*
 void bindInput(Graph& g, Value* v, Tensor t);
 // The elements of a float32 tensor.
 std::vector<float> floatValues(const Tensor& t);
+// Deterministic values in [-1, 1).
+std::vector<float> ramp(size_t n, float step = 0.37F, float offset = 0.25F);
+// Nodes of `g` (not of its subgraphs) with op type `op`.
+size_t countOps(const Graph& g, const std::string& op);
+// Evaluates `model` on `inputs` (graph input name -> data) by binding them as initializers
+// and folding everything (DequantizeLinear of weights included, no size budget); returns the
+// graph outputs, which must be float32, as float vectors (a test failure when one does not
+// fold).
+std::vector<std::vector<float>> evaluateByFolding(const Model& model,
+                                                  const std::map<std::string, Tensor>& inputs);
 
 // A vector of (move-only) attributes: attrs(Attribute::makeInt("axis", 1), ...).
 template <class... A>

@@ -13,18 +13,7 @@ namespace {
 
 std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
                         std::vector<Attribute> attrs = {}, int64_t opset = 19) {
-  test::ModelBuilder b(opset);
-  std::vector<Value*> vals;
-  std::vector<const Tensor*> ptrs;
-  // A default-constructed tensor stands for an omitted optional input.
-  for (size_t i = 0; i < ins.size(); ++i) {
-    const bool absent = ins[i].dtype() == DataType::kUndefined;
-    ins[i].name = "in" + std::to_string(i);
-    vals.push_back(absent ? nullptr : b.initializer(ins[i]));
-    ptrs.push_back(absent ? nullptr : &ins[i]);
-  }
-  Node* n = b.node(op, vals, 1, std::move(attrs));
-  return evaluateNode(*n, opset, ptrs);
+  return test::runOp(op, std::move(ins), std::move(attrs), opset, 1);
 }
 
 constexpr auto floats = &test::floatValues;

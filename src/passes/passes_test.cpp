@@ -14,6 +14,8 @@
 namespace onnxfold {
 namespace {
 
+using test::countOps;
+
 using test::attrs;
 using test::floatTensor;
 using test::int64Tensor;
@@ -25,13 +27,6 @@ std::vector<Explanation> explain(Model& m, PassOptions options = {}) {
   PassContext ctx(options);
   createPass("fold-constants")->run(m, ctx);
   return ctx.takeExplanations();
-}
-
-size_t countOps(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const Node* node : g.nodes())
-    n += node->op_type == op;
-  return n;
 }
 
 // ------------------------------------------------------------------ dce

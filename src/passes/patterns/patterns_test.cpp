@@ -17,6 +17,9 @@
 namespace onnxfold {
 namespace {
 
+using test::countOps;
+using test::ramp;
+
 using test::attrs;
 using test::floatTensor;
 using test::int64Tensor;
@@ -52,36 +55,6 @@ std::string graphText(const Graph& g) {
   return os.str();
 }
 
-using test::bindInput;
-
-// Evaluates a model on `inputs` (graph input name -> data) by binding them as
-// initializers and folding; returns the graph outputs as float vectors.
-std::vector<std::vector<float>> evaluate(const Model& model,
-                                         const std::map<std::string, Tensor>& inputs) {
-  std::unique_ptr<Model> m = model.clone();
-  Graph& g = *m->graph;
-  for (const auto& [name, t] : inputs) {
-    Value* v = g.lookupLocal(name);
-    EXPECT_TRUE(v != nullptr && v->isGraphInput()) << name;
-    if (v != nullptr) bindInput(g, v, t);
-  }
-  PassOptions po;
-  po.size_budget = int64_t{1} << 40;
-  PassContext ctx(po);
-  createPass("fold-constants")->run(*m, ctx);
-  std::vector<std::vector<float>> out;
-  for (const Value* v : g.outputs()) {
-    EXPECT_TRUE(v->isConstant()) << v->name() << " was not folded";
-    if (!v->isConstant()) return {};
-    const Tensor& t = *v->initializer();
-    std::vector<float> values(static_cast<size_t>(t.numElements()));
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = t.at<float>(i);
-    out.push_back(std::move(values));
-  }
-  return out;
-}
-
 void expectClose(const std::vector<std::vector<float>>& a,
                  const std::vector<std::vector<float>>& b) {
   ASSERT_FALSE(a.empty());
@@ -93,33 +66,18 @@ void expectClose(const std::vector<std::vector<float>>& a,
   }
 }
 
-// Deterministic values in [-1, 1).
-std::vector<float> ramp(size_t n, float step = 0.37f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = std::fmod(static_cast<float>(i) * step + 0.25f, 2.0f) - 1.0f;
-  return v;
-}
-
 // Runs the patterns on `m` and checks that its outputs on `inputs` do not change.
 std::map<std::string, int64_t> runAndCompare(Model& m,
                                              const std::map<std::string, Tensor>& inputs) {
-  const auto before = evaluate(m, inputs);
+  const auto before = test::evaluateByFolding(m, inputs);
   auto counters = runPatterns(m);
-  expectClose(before, evaluate(m, inputs));
+  expectClose(before, test::evaluateByFolding(m, inputs));
   return counters;
 }
 
 Value* named(Value* v, const std::string& name) {
   v->setName(name);
   return v;
-}
-
-size_t countOps(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const Node* node : g.nodes())
-    n += node->op_type == op;
-  return n;
 }
 
 // ------------------------------------------------------------------ Conv + Add
@@ -298,11 +256,11 @@ TEST(FuseMatMulAdd, BecomesGemmAndKeepsTheAddOutputName) {
   b.output(named(b.op("Relu", {y}), "out"));
   std::unique_ptr<Model> m = b.build();
   const Tensor data = floatTensor({2, 3}, ramp(6, 0.4f));
-  const auto before = evaluate(*m, {{"a", data}});
+  const auto before = test::evaluateByFolding(*m, {{"a", data}});
   auto counters = runPatterns(*m);
   EXPECT_EQ(counters["pattern fuse-matmul-add-into-gemm"], 1);
   EXPECT_EQ(graphText(*m->graph), "y = Gemm(a, w, c)\nout = Relu(y)\n-> out");
-  expectClose(before, evaluate(*m, {{"a", data}}));
+  expectClose(before, test::evaluateByFolding(*m, {{"a", data}}));
 }
 
 TEST(FuseMatMulAdd, FullBiasWithKnownRowsAndGraphOutput) {

@@ -21,15 +21,10 @@
 namespace onnxfold::quant::testing {
 
 using test::attrs;
+using test::countOps;
+using test::evaluateByFolding;
 using test::ModelBuilder;
-
-// Deterministic values in [-1, 1).
-inline std::vector<float> ramp(size_t n, float step = 0.37F, float offset = 0.25F) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = std::fmod(static_cast<float>(i) * step + offset, 2.0F) - 1.0F;
-  return v;
-}
+using test::ramp;
 
 // Builds QDQ graphs with unique initializer names.
 class QdqBuilder {
@@ -87,43 +82,6 @@ inline std::map<std::string, int64_t> runPasses(Model& m, const std::vector<std:
 // A whole quantization-finalize pipeline (one round, like the manager's first iteration).
 inline std::map<std::string, int64_t> finalize(Model& m, const std::string& mode) {
   return runPasses(m, quantPipeline(mode));
-}
-
-inline size_t countOps(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (const Node* node : g.nodes())
-    n += node->op_type == op;
-  return n;
-}
-
-// Evaluates `model` on `inputs` by binding them as initializers and folding
-// everything (DequantizeLinear of weights included); returns the float outputs.
-inline std::vector<std::vector<float>> evaluate(const Model& model,
-                                                const std::map<std::string, Tensor>& inputs) {
-  std::unique_ptr<Model> m = model.clone();
-  Graph& g = *m->graph;
-  for (const auto& [name, t] : inputs) {
-    Value* v = g.lookupLocal(name);
-    EXPECT_TRUE(v != nullptr && v->isGraphInput()) << name;
-    if (v != nullptr) test::bindInput(g, v, t);
-  }
-  PassOptions po;
-  po.size_budget = int64_t{1} << 40;
-  po.fold_dequantize_weights = true;
-  PassContext ctx(po);
-  createPass("fold-constants")->run(*m, ctx);
-  std::vector<std::vector<float>> out;
-  for (const Value* v : g.outputs()) {
-    EXPECT_TRUE(v->isConstant()) << v->name() << " was not folded";
-    if (!v->isConstant()) return {};
-    const Tensor& t = *v->initializer();
-    EXPECT_EQ(t.dtype(), DataType::kFloat);
-    std::vector<float> values(static_cast<size_t>(t.numElements()));
-    for (size_t i = 0; i < values.size(); ++i)
-      values[i] = t.at<float>(i);
-    out.push_back(std::move(values));
-  }
-  return out;
 }
 
 // Largest |a - b| over all outputs.
