@@ -35,3 +35,42 @@ test('every option of the schema is a CLI flag of optimize', async (t) => {
   await assert.rejects(run(cli, ['optimize', 'x.onnx', '-o', 'y.onnx', '--size-budget', 'big']),
     (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr));
 });
+
+// The reports too: every key optimize and splitConstants return is declared in index.d.ts, and
+// every key declared as always present is there (the C++ side writes them: Report::toJson in
+// src/api/summary.cpp, SplitReport::toJson in src/api/split_constants.cpp).
+function declaredKeys(dts, name) {
+  const start = dts.indexOf(`export interface ${name} {`);
+  assert.ok(start >= 0, `index.d.ts has no interface ${name}`);
+  const body = dts.slice(start, dts.indexOf('\n}\n', start));
+  const keys = new Map();
+  for (const m of body.matchAll(/^  (\w+)(\??): /gm)) keys.set(m[1], m[2] !== '?');
+  return keys;
+}
+
+function assertMatches(actual, declared, what) {
+  for (const key of Object.keys(actual)) assert.ok(declared.has(key), `${what}: '${key}' is not declared in index.d.ts`);
+  for (const [key, required] of declared) {
+    if (required) assert.ok(key in actual, `${what}: '${key}' is declared but missing`);
+  }
+}
+
+test('optimize and splitConstants reports match their index.d.ts interfaces', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`)) return;
+  const { optimize, splitConstants } = await import('onnxfold');
+  const { buildModel } = await import('./onnx-builder.mjs');
+  const bytes = buildModel({
+    inputs: [{ name: 'X', type: 'float32', shape: [3] }],
+    outputs: [{ name: 'Y', type: 'float32', shape: [3] }],
+    initializers: [{ name: 'C', type: 'float32', dims: [3], data: Float32Array.from([1, 2, 3]) }],
+    nodes: [{ op: 'Neg', inputs: ['C'], outputs: ['N'] }, { op: 'Add', inputs: ['X', 'N'], outputs: ['Y'] }],
+  });
+  const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
+  const { report } = await optimize(bytes);
+  assertMatches(report, declaredKeys(dts, 'Report'), 'Report');
+  assert.ok(report.passes.length > 0);
+  for (const p of report.passes) assertMatches(p, declaredKeys(dts, 'PassRun'), 'PassRun');
+  assertMatches(report.before, declaredKeys(dts, 'ModelSummary'), 'ModelSummary');
+  const split = await splitConstants(bytes);
+  assertMatches(split.report, declaredKeys(dts, 'SplitReport'), 'SplitReport');
+});
