@@ -1,10 +1,9 @@
-// Tests of the cast family: the Highway float16 and quantize kernels against
-// their scalar references (sizes below, at and above the vector width, special
-// values), float8/int4 encodings, strings, and Q/DQ granularities.
+// Tests of the cast family: the Highway float16 kernels against their scalar
+// references (sizes below, at and above the vector width, special values),
+// float8/int4 encodings, strings, type checks and symbolic shape values.
 #include "kernels/cast.h"
 
 #include <gtest/gtest.h>
-#include <hwy/highway.h>
 
 #include <cmath>
 #include <cstring>
@@ -12,22 +11,14 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
 namespace {
 
-namespace hn = hwy::HWY_NAMESPACE;
-
-size_t lanes() {
-  return hn::Lanes(hn::ScalableTag<float>());
-}
-
-std::vector<size_t> sizesAroundVector() {
-  const size_t l = lanes();
-  return {0, 1, l - 1, l, l + 1, 2 * l - 1, 2 * l, 2 * l + 1, 4 * l + 3, 257};
-}
+using test::sizesAroundVector;
 
 float bitsToFloat(uint32_t u) {
   float f;
@@ -102,52 +93,10 @@ TEST(Cast, HalfToFloatHwyMatchesScalarForAllBitPatterns) {
     ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0) << "bits " << i;
 }
 
-template <class Q>
-void checkQuantize(float scale, int32_t zp) {
-  for (size_t n : sizesAroundVector()) {
-    std::mt19937 g(static_cast<uint32_t>(n + 7));
-    std::uniform_real_distribution<float> u(-400.0f, 400.0f);
-    std::vector<float> x(n);
-    for (float& v : x)
-      v = u(g);
-    const float specials[] = {2.5f * scale, -2.5f * scale, 0.5f * scale, std::nanf(""),
-                              1e30f,        -1e30f,        INFINITY};
-    for (size_t i = 0; i < n && i < 7; ++i)
-      x[i] = specials[i];
-    std::vector<Q> a(n), b(n);
-    kernels::quantizeF32Scalar(x.data(), n, scale, zp, a.data());
-    kernels::quantizeF32Hwy(x.data(), n, scale, zp, b.data());
-    EXPECT_EQ(a, b) << "n=" << n;
-  }
-}
-
-TEST(Cast, QuantizeHwyMatchesScalar) {
-  checkQuantize<int8_t>(1.0f, 0);
-  checkQuantize<int8_t>(0.5f, -3);
-  checkQuantize<uint8_t>(2.0f, 128);
-  checkQuantize<uint8_t>(0.1f, 0);
-  // Round half to even, then saturate.
-  const float x[] = {2.5f, 3.5f, -2.5f, 1000.0f, -1000.0f};
-  int8_t y[5];
-  kernels::quantizeF32Scalar(x, 5, 1.0f, 0, y);
-  EXPECT_EQ(std::vector<int8_t>(y, y + 5), (std::vector<int8_t>{2, 4, -2, 127, -128}));
-}
-
 // ------------------------------------------------------------ through the registry
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 21,
-                        size_t num_outputs = 1) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
-}
-
-Tensor bytesTensor(DataType t, std::vector<int64_t> dims, const std::vector<uint8_t>& bytes) {
-  return Tensor(t, std::move(dims), Buffer::copyOf(bytes.data(), bytes.size()));
-}
-
-std::vector<uint8_t> bytesOf(const Tensor& t) {
-  return std::vector<uint8_t>(t.bytes(), t.bytes() + t.byteSize());
-}
+const test::OpRunner run{21};
+using test::bytesOf;
 
 TEST(Cast, Float8EncodingsFollowTheSaturationTables) {
   const Tensor x = test::floatTensor({6}, {0.4789f, 1e6f, -1e-7f, INFINITY, std::nanf(""), 448.0f});
@@ -198,43 +147,6 @@ TEST(Cast, RejectsTypesNewerThanTheOpset) {
   const Tensor x = test::floatTensor({1}, {1.0f});
   EXPECT_THROW(run("Cast", {x}, test::attrs(Attribute::makeInt("to", 17)), 17), Error);
   EXPECT_THROW(run("Cast", {x}, test::attrs(Attribute::makeInt("to", 99)), 21), Error);
-}
-
-TEST(Cast, QuantizeBlockedAndDequantizePerAxis) {
-  // x [2, 4], blocks of 2 along axis 1: scale [2, 2].
-  const Tensor x = test::floatTensor({2, 4}, {1, 2, 3, 4, -1, -2, -3, -40});
-  const Tensor s = test::floatTensor({2, 2}, {1, 2, 0.5f, 4});
-  Tensor zp(DataType::kInt8, {2, 2});
-  const Tensor y =
-      run("QuantizeLinear", {x, s, zp},
-          test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("block_size", 2)))[0];
-  ASSERT_EQ(y.dtype(), DataType::kInt8);
-  const std::vector<int8_t> want{1, 2, 2, 2, -2, -4, -1, -10};
-  EXPECT_EQ(std::vector<int8_t>(y.bytes(), y.bytes() + 8), want);
-  // Per-axis dequantize of uint8 along axis 0.
-  const Tensor q = bytesTensor(DataType::kUint8, {2, 2}, {10, 20, 30, 40});
-  const Tensor ds = test::floatTensor({2}, {0.5f, 2.0f});
-  const Tensor dz = bytesTensor(DataType::kUint8, {2}, {10, 20});
-  const Tensor d =
-      run("DequantizeLinear", {q, ds, dz}, test::attrs(Attribute::makeInt("axis", 0)))[0];
-  EXPECT_EQ(d.at<float>(0), 0.0f);
-  EXPECT_EQ(d.at<float>(1), 5.0f);
-  EXPECT_EQ(d.at<float>(2), 20.0f);
-  EXPECT_EQ(d.at<float>(3), 40.0f);
-  // A wrong blocked scale shape is reported.
-  const Tensor bad = test::floatTensor({2, 3}, {1, 1, 1, 1, 1, 1});
-  EXPECT_THROW(run("QuantizeLinear", {x, bad},
-                   test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("block_size", 2))),
-               Error);
-}
-
-TEST(Cast, DynamicQuantizeLinear) {
-  const Tensor x = test::floatTensor({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f});
-  const std::vector<Tensor> out = run("DynamicQuantizeLinear", {x}, {}, 11, 3);
-  EXPECT_NEAR(out[1].at<float>(0), 0.019607844f, 1e-9);
-  EXPECT_EQ(out[2].at<uint8_t>(0), 153);
-  const std::vector<uint8_t> want{153, 255, 0, 26, 221, 179};
-  EXPECT_EQ(bytesOf(out[0]), want);
 }
 
 TEST(Cast, CastKeepsSymbolicShapeValues) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/tensor.h"
@@ -40,6 +41,10 @@ struct BFloat16 {
   uint16_t bits;
 };
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit storage");
+
+// The 16-bit float storage types, which kernels compute in float.
+template <class T>
+constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // ------------------------------------------------------------ dtype dispatch
 

@@ -51,9 +51,6 @@ void gemmAny(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* 
 // ------------------------------------------------------------ half and bfloat16 staged in float
 
 template <class T>
-constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <class T>
 std::vector<float> toFloatVec(const T* p, int64_t n) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)

@@ -32,6 +32,38 @@ std::vector<int64_t> readInts(const OpContext& ctx, const Tensor& t) {
   return v;
 }
 
+// Elements of any numeric tensor as doubles (reads with memcpy: infer() sees
+// unaligned views).
+std::vector<double> toDoubles(const OpContext& ctx, const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numElements()));
+  const bool ok = dispatchNumeric(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t i = 0; i < v.size(); ++i)
+      v[i] = toDouble(t.at<T>(i));
+  });
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(t.dtype())));
+  return v;
+}
+
+void fromDoubles(const OpContext& ctx, Tensor& t, const std::vector<double>& v) {
+  const bool ok = dispatchNumeric(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = mutableDataAs<T>(t);
+    for (size_t i = 0; i < v.size(); ++i)
+      p[i] = fromDouble<T>(v[i]);
+  });
+  if (!ok) ctx.unsupported("unsupported element type " + std::string(dataTypeName(t.dtype())));
+}
+
+// The first dim of `s` (or a fresh symbol when rank or dim is unknown).
+Dim dimOr(InferContext& ctx, const Shape* s, size_t i) {
+  if (s != nullptr && i < s->rank()) {
+    const Dim& d = s->dims[i];
+    if (d.isKnown() || !d.param.empty()) return d;
+  }
+  return ctx.newSymbol();
+}
+
 std::vector<std::string> attrStrings(const OpContext& ctx, std::string_view name) {
   const Attribute* a = ctx.attr(name);
   return a != nullptr ? a->strings : std::vector<std::string>{};

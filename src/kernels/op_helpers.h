@@ -1,5 +1,6 @@
 // Small helpers that several op family files share beyond common.h: input type
-// checks for the inference rules, attribute access and reading integer inputs.
+// checks for the inference rules, attribute access, reading integer inputs and
+// numeric tensors as doubles.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,14 @@ void requireType(const InferContext& ctx, size_t i, bool (*ok)(DataType), const 
 
 // Integer elements (any integer storage) as int64.
 std::vector<int64_t> readInts(const OpContext& ctx, const Tensor& t);
+
+// Elements of any numeric tensor as doubles (reads with memcpy: infer() sees
+// unaligned views), and back into t's element type; other types fail as unsupported.
+std::vector<double> toDoubles(const OpContext& ctx, const Tensor& t);
+void fromDoubles(const OpContext& ctx, Tensor& t, const std::vector<double>& v);
+
+// Dim i of `s` (or a fresh symbol when rank or dim is unknown).
+Dim dimOr(InferContext& ctx, const Shape* s, size_t i);
 
 // A strings attribute (empty when absent) and a tensor attribute (null when absent).
 std::vector<std::string> attrStrings(const OpContext& ctx, std::string_view name);

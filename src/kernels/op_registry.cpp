@@ -136,8 +136,12 @@ Tensor& ComputeContext::output(size_t i) const {
 // ----------------------------------------------------------------- OpRegistry
 
 OpRegistry::OpRegistry() {
-  registerElementwiseOps(*this);
+  registerUnaryMathOps(*this);
+  registerActivationOps(*this);
+  registerBinaryOps(*this);
+  registerWhereClipDropoutOps(*this);
   registerCastOps(*this);
+  registerQuantizeOps(*this);
   registerReduceOps(*this);
   registerMatmulOps(*this);
   registerQuantizedLinearOps(*this);
@@ -145,12 +149,20 @@ OpRegistry::OpRegistry() {
   registerConvTransposeOps(*this);
   registerPoolOps(*this);
   registerEinsumOps(*this);
-  registerDataMovementOps(*this);
+  registerReshapeOps(*this);
+  registerTransposeOps(*this);
+  registerConcatSplitOps(*this);
+  registerPadTileOps(*this);
+  registerGatherSliceOps(*this);
+  registerScatterOps(*this);
+  registerSortingOps(*this);
   registerIndexingOps(*this);
   registerNormalizationOps(*this);
   registerShapeOps(*this);
   registerAttentionOps(*this);
-  registerImageOps(*this);
+  registerResizeOps(*this);
+  registerGridSampleOps(*this);
+  registerDetectionOps(*this);
   registerRecurrentOps(*this);
   registerSignalOps(*this);
   registerControlFlowOps(*this);

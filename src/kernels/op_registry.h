@@ -157,21 +157,33 @@ class OpRegistry {
 };
 
 // One registration function per op family file (kernels/<family>.cpp).
-void registerElementwiseOps(OpRegistry& r);  // elementwise.cpp: unary/binary math, logic, compare
-void registerCastOps(OpRegistry& r);         // cast.cpp: Cast, CastLike, quantize/dequantize
-void registerReduceOps(OpRegistry& r);       // reduce.cpp: Reduce*, ArgMax/Min, softmax family
-void registerMatmulOps(OpRegistry& r);       // matmul.cpp: MatMul, Gemm
+void registerUnaryMathOps(OpRegistry& r);   // unary_math.cpp: Abs, Exp, ..., Not, IsNaN, IsInf
+void registerActivationOps(OpRegistry& r);  // activations.cpp: Relu, PRelu, Sigmoid, Gelu, ...
+void registerBinaryOps(OpRegistry& r);      // binary.cpp: arithmetic, logic, compare, Max/Sum, ...
+void registerWhereClipDropoutOps(OpRegistry& r);  // where_clip_dropout.cpp: Where, Clip, Dropout
+void registerCastOps(OpRegistry& r);              // cast.cpp: Cast, CastLike, BitCast
+void registerQuantizeOps(OpRegistry& r);  // quantize.cpp: (De)QuantizeLinear, DynamicQuantizeLinear
+void registerReduceOps(OpRegistry& r);    // reduce.cpp: Reduce*, softmax family
+void registerMatmulOps(OpRegistry& r);    // matmul.cpp: MatMul, Gemm
 void registerQuantizedLinearOps(OpRegistry& r);  // quantized_linear.cpp: *Integer, QLinear*
 void registerConvOps(OpRegistry& r);             // conv.cpp: Conv, DeformConv, CausalConvWithState
 void registerConvTransposeOps(OpRegistry& r);    // conv_transpose.cpp: ConvTranspose, Col2Im
-void registerPoolOps(OpRegistry& r);    // pool.cpp: Average/Max/LpPool, Global*Pool, MaxUnpool
-void registerEinsumOps(OpRegistry& r);  // einsum.cpp: Einsum
-void registerDataMovementOps(OpRegistry& r);   // data_movement.cpp: Reshape, Transpose, Concat, ...
-void registerIndexingOps(OpRegistry& r);       // indexing.cpp: Gather*, Scatter*, Slice, TopK, ...
+void registerPoolOps(OpRegistry& r);         // pool.cpp: Average/Max/LpPool, Global*Pool, MaxUnpool
+void registerEinsumOps(OpRegistry& r);       // einsum.cpp: Einsum
+void registerReshapeOps(OpRegistry& r);      // reshape.cpp: Reshape, Flatten, (Un)Squeeze
+void registerTransposeOps(OpRegistry& r);    // transpose.cpp: Transpose, DepthToSpace, Trilu, ...
+void registerConcatSplitOps(OpRegistry& r);  // concat_split.cpp: Concat, Split
+void registerPadTileOps(OpRegistry& r);      // pad_tile.cpp: Expand, Tile, Pad, Upsample, ...
+void registerGatherSliceOps(OpRegistry& r);  // gather_slice.cpp: Gather, GatherElements/ND, Slice
+void registerScatterOps(OpRegistry& r);      // scatter.cpp: Scatter*, TensorScatter
+void registerSortingOps(OpRegistry& r);      // sorting.cpp: TopK, Unique, ArgMax, ArgMin
+void registerIndexingOps(OpRegistry& r);     // indexing.cpp: OneHot, Compress, NonZero, CumSum, ...
 void registerNormalizationOps(OpRegistry& r);  // normalization.cpp: BatchNorm, LayerNorm, ...
 void registerShapeOps(OpRegistry& r);        // shape.cpp: Shape, Size, ConstantOfShape, Range, ...
 void registerAttentionOps(OpRegistry& r);    // attention.cpp: Attention, RotaryEmbedding, ...
-void registerImageOps(OpRegistry& r);        // image.cpp: Resize, GridSample, RoiAlign, NMS, ...
+void registerResizeOps(OpRegistry& r);       // resize.cpp: Resize
+void registerGridSampleOps(OpRegistry& r);   // grid_sample.cpp: GridSample, AffineGrid
+void registerDetectionOps(OpRegistry& r);    // detection.cpp: RoiAlign, MaxRoiPool, NMS
 void registerRecurrentOps(OpRegistry& r);    // recurrent.cpp: RNN, LSTM, GRU
 void registerSignalOps(OpRegistry& r);       // signal.cpp: DFT, STFT, window functions, ...
 void registerControlFlowOps(OpRegistry& r);  // control_flow.cpp: If, Loop, Scan (rules only)

@@ -1,7 +1,7 @@
 // quant-fold-weights: weights are quantized once, offline.
 //
 //  - QuantizeLinear of a constant float weight with constant parameters is
-//    evaluated by the QuantizeLinear kernel itself (src/kernels/cast.cpp), so
+//    evaluated by the QuantizeLinear kernel itself (src/kernels/quantize.cpp), so
 //    the int8/uint8/int4 initializer is bit-identical to what the model
 //    computed at run time (float division, round half to even, saturation).
 //    fold-constants does the same in the default pipeline; this pass makes the
