@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/error.h"
+
 namespace onnxfold::kernels {
 
 namespace {
@@ -180,8 +182,9 @@ double scalarAsDouble(const OpContext& ctx, const Tensor& t) {
 
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t p = 1;
-  for (size_t i = begin; i < end && i < dims.size(); ++i)
-    p *= dims[i];
+  for (size_t i = begin; i < end && i < dims.size(); ++i) {
+    if (!checkedMul(p, dims[i], &p)) throw Error("a size overflows int64 (a product of dims)");
+  }
   return p;
 }
 

@@ -188,7 +188,8 @@ std::vector<int64_t> toInt64Vector(const OpContext& ctx, const Tensor& t);
 // A 0-d or 1-element tensor as double.
 double scalarAsDouble(const OpContext& ctx, const Tensor& t);
 
-// Row-major element count of dims[begin, end).
+// Row-major element count of dims[begin, end); an Error when it overflows int64 (declared
+// dims may be anything: a fuzzed DequantizeLinear's did).
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
 
 // ------------------------------------------------- float kernels computing in double
