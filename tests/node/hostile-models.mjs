@@ -168,6 +168,11 @@ export const hostileModels = [
     build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }],
       outputs: Array.from({ length: 200000 }, (_, i) => ({ name: `y${i}` })),
       nodes: Array.from({ length: 200000 }, (_, i) => ({ op: 'Neg', name: '', inputs: ['x'], outputs: [`y${i}`] })) }) },
+  // The CLI's limits only (npm: false): the wasm module's time is not what this checks.
+  { name: 'identity-chain-1m', expect: 'any', oracle: false, npm: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      nodes: Array.from({ length: 1000000 }, (_, i) => ({ op: 'Identity', name: '',
+        inputs: [i === 0 ? 'x' : `v${i - 1}`], outputs: [i === 999999 ? 'y' : `v${i}`] })) }) },
   { name: 'identical-nodes-50k', expect: 'any', oracle: false,
     build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }],
       outputs: [{ name: 'y' }],

@@ -127,6 +127,7 @@ test('hostile models: the npm package refuses what the CLI refuses, and stays us
   const good = buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
     nodes: [{ op: 'Neg', inputs: ['x'], outputs: ['y'] }] });
   for (const h of hostileModels) {
+    if (h.npm === false) continue;
     await t.test(h.name, async () => {
       let result, error;
       try {
