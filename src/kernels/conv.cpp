@@ -184,13 +184,7 @@ void convIm2col(const T* x, const T* w, const T* bias, T* y, int64_t batch, int6
       gemmAny<T>(mg, osize, cg * ksize, w + gi * mg * cg * ksize, cg * ksize, col.data(), osize, yg,
                  osize);
     }
-    if (bias != nullptr) {
-      for (int64_t m = 0; m < out_channels; ++m) {
-        T* row = y + (n * out_channels + m) * osize;
-        for (int64_t o = 0; o < osize; ++o)
-          row[o] = static_cast<T>(row[o] + bias[m]);
-      }
-    }
+    if (bias != nullptr) addChannelBias(y + n * out_channels * osize, bias, 1, out_channels, osize);
   }
 }
 
@@ -332,11 +326,7 @@ void deformConvImpl(const T* x, const T* w, const T* offset, const T* bias, cons
       gemmAny<T>(mg, os, cg * ks, w + gi * mg * cg * ks, cg * ks, col.data(), os,
                  y + (n * out_channels + gi * mg) * os, os);
     }
-    if (bias != nullptr) {
-      for (int64_t m = 0; m < out_channels; ++m)
-        for (int64_t q = 0; q < os; ++q)
-          y[(n * out_channels + m) * os + q] += bias[m];
-    }
+    if (bias != nullptr) addChannelBias(y + n * out_channels * os, bias, 1, out_channels, os);
   }
 }
 

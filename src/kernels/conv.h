@@ -24,6 +24,18 @@ template <class T>
 void convIm2col(const T* x, const T* w, const T* bias, T* y, int64_t batch, int64_t channels,
                 int64_t out_channels, int64_t group, const Geom& g);
 
+// y[n, m, :] += bias[m] for `batch` images of `channels` planes of `spatial` elements: the
+// bias step every convolution ends with.
+template <class T>
+void addChannelBias(T* y, const T* bias, int64_t batch, int64_t channels, int64_t spatial) {
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t m = 0; m < channels; ++m) {
+      T* row = y + (n * channels + m) * spatial;
+      for (int64_t o = 0; o < spatial; ++o)
+        row[o] = static_cast<T>(row[o] + bias[m]);
+    }
+}
+
 // Float32 conv on NCHW data for the differential test (conv_test.cpp):
 // through XNNPACK (returns false when it is unavailable or the shape is not
 // 1-D/2-D) or through the portable im2col + GEMM path.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/conv.h"
 #include "kernels/conv_geometry.h"
 #include "kernels/gemm.h"
 #include "kernels/op_helpers.h"
@@ -199,12 +200,7 @@ void convTransposeImpl(const T* x, const T* w, const T* bias, T* y, int64_t batc
       col2imAdd(col.data(), mg, g.in, g.out, g, y + (n * out_channels + gi * mg) * osize);
     }
   }
-  if (bias != nullptr) {
-    for (int64_t n = 0; n < batch; ++n)
-      for (int64_t m = 0; m < out_channels; ++m)
-        for (int64_t o = 0; o < osize; ++o)
-          y[(n * out_channels + m) * osize + o] += bias[m];
-  }
+  if (bias != nullptr) addChannelBias(y, bias, batch, out_channels, osize);
 }
 
 void computeConvTranspose(ComputeContext& ctx) {
