@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -37,12 +38,12 @@ class DeadCodeElimination : public Pass {
     }
     bool changed = false;
     for (Function& f : model.functions)
-      changed |= sweep(*f.body, bound, ctx);
+      changed |= sweep(model, *f.body, bound, ctx);
     for (TrainingInfo& t : model.training_info) {
-      if (t.initialization) changed |= sweep(*t.initialization, bound, ctx);
-      if (t.algorithm) changed |= sweep(*t.algorithm, bound, ctx);
+      if (t.initialization) changed |= sweep(model, *t.initialization, bound, ctx);
+      if (t.algorithm) changed |= sweep(model, *t.algorithm, bound, ctx);
     }
-    changed |= sweep(*model.graph, bound, ctx);
+    changed |= sweep(model, *model.graph, bound, ctx);
     changed |= removeUnusedFunctions(model, ctx);
     return changed;
   }
@@ -55,23 +56,24 @@ class DeadCodeElimination : public Pass {
     return true;
   }
 
-  bool sweep(Graph& g, const std::set<std::string>& bound, PassContext& ctx) {
+  bool sweep(Model& model, Graph& g, const std::set<std::string>& bound, PassContext& ctx) {
     bool changed = false;
+    Rewriter rw(model, g, /*notify=*/false);  // one backward walk: no worklist to tell
     for (Node* n = g.lastNode(); n != nullptr;) {
       Node* prev = n->prev();
       if (isDead(n)) {
-        g.eraseNode(n);
+        rw.erase(n);
         ctx.count("nodes removed");
         changed = true;
       } else {
-        n->forEachSubgraph([&](Graph& sg) { changed |= sweep(sg, bound, ctx); });
+        n->forEachSubgraph([&](Graph& sg) { changed |= sweep(model, sg, bound, ctx); });
       }
       n = prev;
     }
     const std::vector<Value*> inits = g.initializers();
     for (Value* v : inits) {
       if (!v->hasUses() && !v->isGraphOutput() && !v->isGraphInput() && !bound.count(v->name())) {
-        g.removeInitializer(v);
+        rw.removeConstant(v);
         ctx.count("initializers removed");
         changed = true;
       }
@@ -79,7 +81,7 @@ class DeadCodeElimination : public Pass {
     const std::vector<Value*> sparse = g.sparseInitializers();
     for (Value* v : sparse) {
       if (!v->hasUses() && !v->isGraphOutput() && !v->isGraphInput() && !bound.count(v->name())) {
-        g.removeInitializer(v);
+        rw.removeConstant(v);
         ctx.count("initializers removed");
         changed = true;
       }

@@ -15,6 +15,7 @@
 #include "ir/hash.h"
 #include "kernels/op_registry.h"
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -101,8 +102,9 @@ class EliminateCommonSubexpressions : public Pass {
            n->op_type == "Multinomial" || !n->isDefaultDomain();
   }
 
-  static bool runOn(const Model& m, Graph& g, PassContext& ctx) {
+  static bool runOn(Model& m, Graph& g, PassContext& ctx) {
     bool changed = false;
+    Rewriter rw(m, g, /*notify=*/false);
     std::unordered_multimap<uint64_t, Node*> seen;
     for (Node* n : g.nodes()) {
       if (n->hasSubgraphs() || nondeterministic(m, n)) continue;
@@ -118,7 +120,7 @@ class EliminateCommonSubexpressions : public Pass {
       }
       // Both are graph outputs: kept apart, but `same` stays the one later duplicates find
       // (adding `n` too would make every next duplicate scan a growing bucket).
-      if (!merge(g, same, n)) continue;
+      if (!merge(rw, same, n)) continue;
       ctx.count("nodes merged");
       changed = true;
     }
@@ -126,17 +128,12 @@ class EliminateCommonSubexpressions : public Pass {
   }
 
   // Replaces `dup` by `keep`; false when graph-output names forbid it.
-  static bool merge(Graph& g, Node* keep, Node* dup) {
+  static bool merge(Rewriter& rw, Node* keep, Node* dup) {
     for (size_t i = 0; i < dup->numOutputs(); ++i) {
       Value* d = dup->output(i);
       if (d != nullptr && d->isGraphOutput() && keep->output(i)->isGraphOutput()) return false;
     }
-    for (size_t i = 0; i < dup->numOutputs(); ++i) {
-      Value* d = dup->output(i);
-      if (d == nullptr) continue;
-      g.replaceValue(d, keep->output(i));  // k takes a graph output's name
-    }
-    g.eraseNode(dup);
+    rw.replaceNode(dup, keep->outputs());  // keep takes a graph output's name
     return true;
   }
 };

@@ -30,6 +30,7 @@
 #include "passes/fold_recipe.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -44,10 +45,10 @@ class FoldConstants : public Pass {
 
   bool run(Model& model, PassContext& ctx) override {
     Propagation prop(model);
-    bool changed = foldGraph(*model.graph, prop, ctx, true);
+    bool changed = foldGraph(model, *model.graph, prop, ctx, true);
     for (Function& f : model.functions) {
       prop.setFunctionScope(f.body.get(), &f.opset_import);
-      changed |= foldGraph(*f.body, prop, ctx, false);
+      changed |= foldGraph(model, *f.body, prop, ctx, false);
     }
     prop.setFunctionScope(nullptr, nullptr);
     for (std::string& w : prop.takeWarnings())
@@ -56,25 +57,6 @@ class FoldConstants : public Pass {
   }
 
  private:
-  // Replaces every use of `y` (and its graph-output slots) with a new
-  // initializer holding `t`, under y's name.
-  static Value* replaceWithConstant(Graph& g, Value* y, Tensor t) {
-    const std::string name = y->name();
-    t.name = name + "__folded";
-    t.doc_string.clear();
-    t.metadata_props.clear();
-    t.unknown_fields.clear();
-    t.segment.reset();
-    t.external.reset();
-    Value* c = g.addInitializer(std::move(t));
-    g.replaceValue(y, c);     // a graph output's name moves to c
-    if (c->name() != name) {  // and any other's too: a folded value keeps its name
-      y->setName(g.uniqueName(name + "__folded"));
-      c->setName(name);
-    }
-    return c;
-  }
-
   static bool allOutputsDead(const Node* n) {
     for (const Value* v : n->outputs()) {
       if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;
@@ -111,7 +93,7 @@ class FoldConstants : public Pass {
     return freed;
   }
 
-  bool inlineConstantIf(Graph& g, Node* n, Propagation& prop, PassContext& ctx) {
+  bool inlineConstantIf(Rewriter& rw, Node* n, Propagation& prop, PassContext& ctx) {
     const Tensor* cond = prop.knownValue(n->input(0));
     if (cond == nullptr || cond->numElements() != 1 || cond->dtype() != DataType::kBool)
       return false;
@@ -121,17 +103,14 @@ class FoldConstants : public Pass {
     const Graph& branch = *branch_attr->g;
     if (branch.outputs().size() != n->numOutputs()) return false;
     std::unordered_map<const Value*, Value*> map;
-    for (const Value* v : branch.initializers()) {
-      Tensor t = *v->initializer();
-      t.name = g.uniqueName(v->name());
-      map[v] = g.addInitializer(std::move(t));
-    }
+    for (const Value* v : branch.initializers())
+      map[v] = rw.constant(*v->initializer(), v->name());
     auto mapValue = [&map](Value* v) -> Value* {
       auto it = map.find(v);
       return it == map.end() ? v : it->second;
     };
     for (const Node* bn : branch.nodes()) {
-      Node* copy = g.cloneNode(*bn, mapValue, n);
+      Node* copy = rw.clone(*bn, mapValue, n);
       for (size_t i = 0; i < bn->numOutputs(); ++i) {
         if (bn->output(i) != nullptr) map[bn->output(i)] = copy->output(i);
       }
@@ -139,24 +118,25 @@ class FoldConstants : public Pass {
     for (size_t i = 0; i < n->numOutputs(); ++i) {
       Value* out = n->output(i);
       if (out == nullptr) continue;
-      g.replaceValue(out, mapValue(branch.outputs()[i]));
+      rw.replaceValue(out, mapValue(branch.outputs()[i]));
       prop.forget(out);
     }
-    g.eraseNode(n);
+    rw.erase(n);
     ctx.count("If inlined");
     return true;
   }
 
-  bool foldGraph(Graph& g, Propagation& prop, PassContext& ctx, bool explain) {
+  bool foldGraph(Model& model, Graph& g, Propagation& prop, PassContext& ctx, bool explain) {
     bool changed = false;
+    Rewriter rw(model, g, /*notify=*/false);  // one walk in order: no worklist to tell
     for (Node* n : g.nodes()) {
       if (n->hasSubgraphs()) {
-        if (n->isOp("If") && inlineConstantIf(g, n, prop, ctx)) {
+        if (n->isOp("If") && inlineConstantIf(rw, n, prop, ctx)) {
           changed = true;
           continue;
         }
         prop.seedSubgraphInputs(*n);
-        n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(sg, prop, ctx, false); });
+        n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(model, sg, prop, ctx, false); });
         prop.inferNode(*n);
         if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");
         continue;
@@ -220,11 +200,11 @@ class FoldConstants : public Pass {
       }
       for (size_t i = 0; i < outs.size(); ++i) {
         if (Value* v = n->output(i)) {
-          replaceWithConstant(g, v, std::move(outs[i]));
+          rw.replaceWithConstant(v, std::move(outs[i]));
           prop.forget(v);  // the value dies with its node; its address may be reused
         }
       }
-      if (allOutputsDead(n)) g.eraseNode(n);
+      if (allOutputsDead(n)) rw.erase(n);
       ctx.count("nodes folded");
       changed = true;
     }

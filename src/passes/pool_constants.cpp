@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -25,13 +26,14 @@ class PoolConstants : public Pass {
 
   bool run(Model& model, PassContext& ctx) override {
     bool changed = false;
-    forEachGraph(model, [&](Graph& g) { changed |= pool(g, ctx); });
+    forEachGraph(model, [&](Graph& g) { changed |= pool(model, g, ctx); });
     return changed;
   }
 
  private:
-  static bool pool(Graph& g, PassContext& ctx) {
+  static bool pool(Model& model, Graph& g, PassContext& ctx) {
     bool changed = false;
+    Rewriter rw(model, g, /*notify=*/false);
     std::unordered_multimap<uint64_t, Value*> seen;
     const std::vector<Value*> inits = g.initializers();
     auto poolable = [](const Value* v) {
@@ -65,10 +67,10 @@ class PoolConstants : public Pass {
         seen.emplace(h, v);
         continue;
       }
-      v->replaceAllUsesWith(same);
       ctx.count("initializers pooled");
       ctx.count("bytes saved", static_cast<int64_t>(t.byteSize()));
-      g.removeInitializer(v);
+      rw.replaceValue(v, same);
+      rw.removeConstant(v);
       changed = true;
     }
     return changed;

@@ -12,7 +12,7 @@ Node* Rewriter::create(const std::string& op_type, const std::vector<Value*>& in
                        size_t num_outputs, Node* before) {
   Node* n = graph_.createNode(op_type, inputs, num_outputs);
   graph_.insertBefore(before, n);
-  touched_.push_back(n);
+  touch(n);
   return n;
 }
 
@@ -21,16 +21,44 @@ Value* Rewriter::constant(Tensor t, const std::string& base) {
   return graph_.addInitializer(std::move(t));
 }
 
+Value* Rewriter::replaceWithConstant(Value* v, Tensor t) {
+  const std::string name = v->name();
+  t.name = name + "__folded";
+  t.doc_string.clear();
+  t.metadata_props.clear();
+  t.unknown_fields.clear();
+  t.segment.reset();
+  t.external.reset();
+  Value* c = graph_.addInitializer(std::move(t));
+  replaceValue(v, c);       // a graph output's name moves to c
+  if (c->name() != name) {  // and any other's too: a folded value keeps its name
+    v->setName(graph_.uniqueName(name + "__folded"));
+    c->setName(name);
+  }
+  return c;
+}
+
+void Rewriter::removeConstant(Value* v) {
+  graph_.removeInitializer(v);
+}
+
+Node* Rewriter::clone(const Node& src, const std::function<Value*(Value*)>& map, Node* before) {
+  Node* n = graph_.cloneNode(src, map, before);
+  touch(n);
+  return n;
+}
+
 void Rewriter::touchUsers(Value* v) {
+  if (!notify_) return;
   for (Node* u : v->users())
-    touched_.push_back(u);
+    touch(u);
 }
 
 void Rewriter::replaceValue(Value* from, Value* to) {
   if (from == to) return;
   touchUsers(from);
-  if (Node* carrier = graph_.replaceValue(from, to)) touched_.push_back(carrier);
-  if (to->producer() != nullptr) touched_.push_back(to->producer());
+  if (Node* carrier = graph_.replaceValue(from, to)) touch(carrier);
+  touch(to->producer());
 }
 
 void Rewriter::replaceNode(Node* n, const std::vector<Value*>& values) {
@@ -42,34 +70,33 @@ void Rewriter::replaceNode(Node* n, const std::vector<Value*>& values) {
 
 void Rewriter::erase(Node* n) {
   for (Value* v : n->inputs()) {
-    if (v != nullptr && v->producer() != nullptr) touched_.push_back(v->producer());
+    if (v != nullptr) touch(v->producer());
   }
-  erased_.insert(n);
+  if (notify_) erased_.insert(n);
   graph_.eraseNode(n);
 }
 
 void Rewriter::setInput(Node* n, size_t i, Value* v) {
-  if (Value* old = n->input(i); old != nullptr && old->producer() != nullptr)
-    touched_.push_back(old->producer());  // may have lost its last use
+  if (Value* old = n->input(i); old != nullptr)
+    touch(old->producer());  // may have lost its last use
   n->setInput(i, v);
-  touched_.push_back(n);
+  touch(n);
 }
 
 void Rewriter::addInput(Node* n, Value* v) {
   n->addInput(v);
-  touched_.push_back(n);
+  touch(n);
 }
 
 void Rewriter::removeInput(Node* n, size_t i) {
-  if (Value* old = n->input(i); old != nullptr && old->producer() != nullptr)
-    touched_.push_back(old->producer());
+  if (Value* old = n->input(i); old != nullptr) touch(old->producer());
   n->removeInput(i);
-  touched_.push_back(n);
+  touch(n);
 }
 
 void Rewriter::setAttr(Node* n, Attribute a) {
   n->setAttr(std::move(a));
-  touched_.push_back(n);
+  touch(n);
 }
 
 // ----------------------------------------------------------------- chain patterns

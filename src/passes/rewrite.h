@@ -26,7 +26,10 @@ namespace onnxfold {
 
 class Rewriter {
  public:
-  Rewriter(Model& model, Graph& graph) : model_(model), graph_(graph) {}
+  // notify: record what to revisit, for a driver; a pass that walks the graph once itself
+  // passes false and pays nothing for it.
+  Rewriter(Model& model, Graph& graph, bool notify = true)
+      : model_(model), graph_(graph), notify_(notify) {}
 
   Model& model() { return model_; }
   Graph& graph() { return graph_; }
@@ -38,6 +41,13 @@ class Rewriter {
                Node* before);
   // A new initializer holding `t` (named after `base`, made unique).
   Value* constant(Tensor t, const std::string& base);
+  // Every use of `v` becomes a use of a new initializer holding `t`, which takes v's name
+  // (a folded value keeps its name; v is renamed). Returns the initializer.
+  Value* replaceWithConstant(Value* v, Tensor t);
+  // An unused initializer goes (DCE).
+  void removeConstant(Value* v);
+  // A copy of `src` (from any graph) inserted before `before`, its inputs mapped by `map`.
+  Node* clone(const Node& src, const std::function<Value*(Value*)>& map, Node* before);
   // Every use of `from` becomes a use of `to`; a graph output keeps its name
   // (Graph::replaceValue).
   void replaceValue(Value* from, Value* to);
@@ -57,8 +67,13 @@ class Rewriter {
  private:
   void touchUsers(Value* v);
 
+  void touch(Node* n) {
+    if (notify_ && n != nullptr) touched_.push_back(n);
+  }
+
   Model& model_;
   Graph& graph_;
+  bool notify_ = true;
   std::vector<Node*> touched_;
   std::unordered_set<Node*> erased_;
 };

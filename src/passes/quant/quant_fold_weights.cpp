@@ -25,6 +25,7 @@
 #include "kernels/op_registry.h"
 #include "passes/passes.h"
 #include "passes/quant/quant.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -43,18 +44,19 @@ class QuantFoldWeights : public Pass {
   bool run(Model& model, PassContext& ctx) override {
     bool changed = false;
     forEachGraph(model, [&](Graph& g) {
+      Rewriter rw(model, g, /*notify=*/false);
       for (Node* n : g.nodes()) {
         if (n->isOp("QuantizeLinear"))
-          changed |= foldQuantize(model, g, n, ctx);
+          changed |= foldQuantize(model, rw, n, ctx);
         else if (n->isOp("Conv") || n->isOp("Gemm"))
-          changed |= quantizeBias(g, n, ctx);
+          changed |= quantizeBias(rw, n, ctx);
       }
     });
     return changed;
   }
 
  private:
-  static bool foldQuantize(const Model& model, Graph& g, Node* n, PassContext& ctx) {
+  static bool foldQuantize(const Model& model, Rewriter& rw, Node* n, PassContext& ctx) {
     const Value* x = n->input(0);
     const Tensor* xt = constantOf(x);
     if (xt == nullptr || !isFloatingPoint(xt->dtype()) || n->output(0)->isGraphOutput())
@@ -77,17 +79,14 @@ class QuantFoldWeights : public Pass {
       ctx.explain(*n, std::string("weight quantization failed: ") + e.what());
       return false;
     }
-    Tensor q = std::move(out.at(0));
-    q.name = g.uniqueName(x->name() + "_quantized");
-    Value* qv = g.addInitializer(std::move(q));
+    Value* qv = rw.constant(std::move(out.at(0)), x->name() + "_quantized");
     qv->type = n->output(0)->type;
-    n->output(0)->replaceAllUsesWith(qv);
-    g.eraseNode(n);
+    rw.replaceNode(n, {qv});
     ctx.count("weights quantized");
     return true;
   }
 
-  static bool quantizeBias(Graph& g, Node* n, PassContext& ctx) {
+  static bool quantizeBias(Rewriter& rw, Node* n, PassContext& ctx) {
     Value* b = n->input(2);
     const Tensor* bt = constantOf(b);
     if (bt == nullptr || bt->dtype() != DataType::kFloat || bt->rank() != 1) return false;
@@ -122,22 +121,17 @@ class QuantFoldWeights : public Pass {
 
     const std::vector<int64_t> sdims =
         per_channel ? std::vector<int64_t>{channels} : std::vector<int64_t>{};
-    Tensor qt = intTensor(DataType::kInt32, {channels}, q);
-    qt.name = g.uniqueName(b->name() + "_quantized");
-    Tensor st = floatTensor(sdims, scale);
-    st.name = g.uniqueName(b->name() + "_quantized_scale");
-    Tensor zt = intTensor(DataType::kInt32, sdims, std::vector<int64_t>(scale.size(), 0));
-    zt.name = g.uniqueName(b->name() + "_quantized_zero_point");
-    Value* qv = g.addInitializer(std::move(qt));
+    Value* qv = rw.constant(intTensor(DataType::kInt32, {channels}, q), b->name() + "_quantized");
     qv->type = Type::tensor(DataType::kInt32, Shape{{Dim::known(channels)}, {}});
-    Value* sv = g.addInitializer(std::move(st));
-    Value* zv = g.addInitializer(std::move(zt));
-    Node* dq = g.createNode("DequantizeLinear", {qv, sv, zv}, 1);
+    Value* sv = rw.constant(floatTensor(sdims, scale), b->name() + "_quantized_scale");
+    Value* zv =
+        rw.constant(intTensor(DataType::kInt32, sdims, std::vector<int64_t>(scale.size(), 0)),
+                    b->name() + "_quantized_zero_point");
+    Node* dq = rw.create("DequantizeLinear", {qv, sv, zv}, 1, n);
     if (per_channel) dq->setAttr(Attribute::makeInt("axis", 0));
     dq->name = b->name() + "_DequantizeLinear";
     dq->output(0)->type = b->type;
-    g.insertBefore(n, dq);
-    n->setInput(2, dq->output(0));
+    rw.setInput(n, 2, dq->output(0));
     ctx.count("biases quantized to int32");
     return true;
   }
