@@ -94,47 +94,37 @@ std::string_view attrTypeName(AttrType t) {
   }
 }
 
-Attribute Attribute::makeInt(std::string name, int64_t v) {
+namespace {
+
+// The make* factories: attribute `name` of `type` with one field set.
+template <class V>
+Attribute makeAttribute(std::string name, AttrType type, V Attribute::*field, V v) {
   Attribute a;
   a.name = std::move(name);
-  a.type = AttrType::kInt;
-  a.i = v;
+  a.type = type;
+  a.*field = std::move(v);
   return a;
+}
+
+}  // namespace
+
+Attribute Attribute::makeInt(std::string name, int64_t v) {
+  return makeAttribute(std::move(name), AttrType::kInt, &Attribute::i, v);
 }
 Attribute Attribute::makeFloat(std::string name, float v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kFloat;
-  a.f = v;
-  return a;
+  return makeAttribute(std::move(name), AttrType::kFloat, &Attribute::f, v);
 }
 Attribute Attribute::makeString(std::string name, std::string v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kString;
-  a.s = std::move(v);
-  return a;
+  return makeAttribute(std::move(name), AttrType::kString, &Attribute::s, std::move(v));
 }
 Attribute Attribute::makeInts(std::string name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
+  return makeAttribute(std::move(name), AttrType::kInts, &Attribute::ints, std::move(v));
 }
 Attribute Attribute::makeFloats(std::string name, std::vector<float> v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kFloats;
-  a.floats = std::move(v);
-  return a;
+  return makeAttribute(std::move(name), AttrType::kFloats, &Attribute::floats, std::move(v));
 }
 Attribute Attribute::makeTensor(std::string name, Tensor v) {
-  Attribute a;
-  a.name = std::move(name);
-  a.type = AttrType::kTensor;
-  a.t = std::move(v);
-  return a;
+  return makeAttribute(std::move(name), AttrType::kTensor, &Attribute::t, std::move(v));
 }
 
 // ----------------------------------------------------------------- Node

@@ -8,27 +8,19 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
 namespace {
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 23,
-                        size_t num_outputs = 1) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
-}
+const test::OpRunner run{23};
 
 constexpr auto floats = &test::floatValues;
 
 std::vector<float> randoms(size_t n, unsigned seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = u(g);
-  return v;
+  return test::randomFloats(n, seed);
 }
 
 // Direct reference: y[b,h,i,:] = softmax_j(q.k_j * scale + bias) v_j.

@@ -27,24 +27,15 @@ using namespace kernels::elementwise;
 // known; x+0, x-0, x*1, x/1 keep x's symbol; 0*x is 0; anything else unknown.
 void propagateSymbolicArith(InferContext& ctx) {
   const DataType dt = ctx.inputDtype(0);
-  if (dt != DataType::kInt64 && dt != DataType::kInt32) return;
-  if (ctx.allInputValuesKnown()) return;  // compute() folds it
-  const Shape* s0 = ctx.inputShape(0);
-  const Shape* s1 = ctx.inputShape(1);
-  if (s0 == nullptr || s1 == nullptr || s0->rank() > 1 || s1->rank() > 1) return;
-  std::optional<std::vector<SymElem>> a = symbolicElems(ctx, 0);
-  std::optional<std::vector<SymElem>> b = symbolicElems(ctx, 1);
-  if (!a || !b) return;
-  const size_t na = a->size(), nb = b->size();
-  if (na == 0 || nb == 0) return;  // nothing to learn (and no element 0 to broadcast)
-  if (na != nb && na != 1 && nb != 1) return;
-  const size_t n = std::max(na, nb);
+  if (!symbolicCandidate(ctx, dt)) return;
+  std::optional<SymPair> p = symbolicPair(ctx, 0, 1);
+  if (!p || p->n == 0) return;  // nothing to learn
+  const size_t n = p->n;
   const std::string_view op = ctx.opType();
   std::vector<SymElem> r(n);
-  bool all_known = true;
   for (size_t i = 0; i < n; ++i) {
-    const SymElem& x = (*a)[na == 1 ? 0 : i];
-    const SymElem& y = (*b)[nb == 1 ? 0 : i];
+    const SymElem& x = p->a[i];
+    const SymElem& y = p->b[i];
     SymElem& z = r[i];
     if (x.known && y.known) {
       z.known = true;
@@ -73,36 +64,12 @@ void propagateSymbolicArith(InferContext& ctx) {
       z.known = true;  // 0 * x and x - x
       z.v = 0;
     }
-    all_known = all_known && z.known;
   }
   if (dt == DataType::kInt32) {
     for (SymElem& z : r)
       if (z.known) z.v = static_cast<int32_t>(z.v);
   }
-  const bool scalar = s0->rank() == 0 && s1->rank() == 0;
-  if (all_known) {
-    Tensor t(dt, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(n)});
-    for (size_t i = 0; i < n; ++i) {
-      if (dt == DataType::kInt64) {
-        mutableDataAs<int64_t>(t)[i] = r[i].v;
-      } else {
-        mutableDataAs<int32_t>(t)[i] = static_cast<int32_t>(r[i].v);
-      }
-    }
-    ctx.setOutputValue(0, std::move(t));
-    return;
-  }
-  SymbolicValue out;
-  for (const SymElem& z : r) {
-    if (z.known) {
-      Dim d;
-      d.value = z.v;  // negative values stay values (a -1 in a Reshape target)
-      out.push_back(d);
-    } else {
-      out.push_back(z.dim);
-    }
-  }
-  ctx.setOutputSymbolic(0, std::move(out));
+  setSymbolicResult(ctx, dt, r, p->scalar);
 }
 
 // Equal on partly symbolic shape values, when every element is decidable: two
@@ -110,8 +77,7 @@ void propagateSymbolicArith(InferContext& ctx) {
 // negative value (different). The result becomes a constant.
 void propagateSymbolicEqual(InferContext& ctx) {
   const DataType dt = ctx.inputDtype(0);
-  if (dt != DataType::kInt64 && dt != DataType::kInt32) return;
-  if (ctx.allInputValuesKnown()) return;
+  if (!symbolicCandidate(ctx, dt)) return;
   std::optional<SymPair> p = symbolicPair(ctx, 0, 1);
   if (!p) return;
   Tensor t(DataType::kBool,
@@ -134,43 +100,46 @@ void propagateSymbolicEqual(InferContext& ctx) {
   ctx.setOutputValue(0, std::move(t));
 }
 
-struct FAdd : BinaryBase {
+// Add, Sub and Mul (integers wrap); K also picks the Highway kernel for float32.
+template <kernels::ew::BinaryF32 K>
+struct FArith : BinaryBase {
   using BinaryBase::BinaryBase;
-  static constexpr int kHwy = static_cast<int>(kernels::ew::BinaryF32::kAdd);
+  static constexpr int kHwy = static_cast<int>(K);
   template <class C>
   C operator()(C a, C b) const {
-    return wrapAdd(a, b);
+    if constexpr (K == kernels::ew::BinaryF32::kAdd) {
+      return wrapAdd(a, b);
+    } else if constexpr (K == kernels::ew::BinaryF32::kSub) {
+      return wrapSub(a, b);
+    } else {
+      static_assert(K == kernels::ew::BinaryF32::kMul);
+      return wrapMul(a, b);
+    }
   }
 };
-struct FSub : BinaryBase {
+using FAdd = FArith<kernels::ew::BinaryF32::kAdd>;
+using FSub = FArith<kernels::ew::BinaryF32::kSub>;
+using FMul = FArith<kernels::ew::BinaryF32::kMul>;
+// Div and Mod: an integer division by zero gives 0 and is flagged, and the node then fails
+// (checkDivByZero).
+struct IntDivBase : BinaryBase {
   using BinaryBase::BinaryBase;
-  static constexpr int kHwy = static_cast<int>(kernels::ew::BinaryF32::kSub);
-  template <class C>
-  C operator()(C a, C b) const {
-    return wrapSub(a, b);
-  }
-};
-struct FMul : BinaryBase {
-  using BinaryBase::BinaryBase;
-  static constexpr int kHwy = static_cast<int>(kernels::ew::BinaryF32::kMul);
-  template <class C>
-  C operator()(C a, C b) const {
-    return wrapMul(a, b);
-  }
-};
-// Integer division truncates toward zero (C++ and ONNX agree); division by
-// zero is flagged, and INT_MIN / -1 wraps.
-struct FDiv : BinaryBase {
-  using BinaryBase::BinaryBase;
-  static constexpr int kHwy = static_cast<int>(kernels::ew::BinaryF32::kDiv);
   mutable bool div_by_zero = false;
+  template <class C>
+  bool byZero(C b) const {
+    if (b != 0) return false;
+    div_by_zero = true;
+    return true;
+  }
+};
+// Integer division truncates toward zero (C++ and ONNX agree), and INT_MIN / -1 wraps.
+struct FDiv : IntDivBase {
+  using IntDivBase::IntDivBase;
+  static constexpr int kHwy = static_cast<int>(kernels::ew::BinaryF32::kDiv);
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
-      if (b == 0) {
-        div_by_zero = true;
-        return C{0};
-      }
+      if (byZero(b)) return C{0};
       if constexpr (std::is_signed_v<C>) {
         if (b == -1) return wrapNeg(a);
       }
@@ -178,17 +147,13 @@ struct FDiv : BinaryBase {
     return a / b;
   }
 };
-struct FMod : BinaryBase {
+struct FMod : IntDivBase {
   bool fmod;
-  mutable bool div_by_zero = false;
-  explicit FMod(const OpContext& c) : BinaryBase(c), fmod(c.attrInt("fmod", 0) != 0) {}
+  explicit FMod(const OpContext& c) : IntDivBase(c), fmod(c.attrInt("fmod", 0) != 0) {}
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
-      if (b == 0) {
-        div_by_zero = true;
-        return C{0};
-      }
+      if (byZero(b)) return C{0};
       C r;
       if constexpr (std::is_signed_v<C>)
         r = b == -1 ? C{0} : static_cast<C>(a % b);
@@ -319,7 +284,7 @@ struct FMin : BinaryBase {
 
 template <class F>
 void checkDivByZero(const ComputeContext& ctx, const F& f) {
-  if constexpr (std::is_same_v<F, FDiv> || std::is_same_v<F, FMod>) {
+  if constexpr (std::is_base_of_v<IntDivBase, F>) {
     if (f.div_by_zero) ctx.fail("integer division by zero");
   }
 }

@@ -131,19 +131,26 @@ bool convXnnpackF32(const float* x, const float* w, const float* bias, float* y,
 
 }  // namespace
 
-// Shape rule of Conv/ConvInteger/QLinearConv: x and w are input indices.
-void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
-  const Shape* x = ctx.inputShape(xi);
-  const Shape* w = ctx.inputShape(wi);
+const Shape* checkConvOperands(InferContext& ctx, const Shape* x, const Shape* w, DataType t,
+                               int64_t* group) {
   if (x == nullptr) {
-    ctx.setOutputUnknownRank(0, out_type);
-    return;
+    ctx.setOutputUnknownRank(0, t);
+    return nullptr;
   }
   if (x->rank() < 3) ctx.fail("X must have rank >= 3 (N, C, spatial...)");
-  const size_t nsp = x->rank() - 2;
+  // W's dims are read by the rules, and compute divides by group: fuzzed models crashed on both.
   if (w != nullptr && w->rank() != x->rank()) ctx.fail("W must have the rank of X");
-  const int64_t group = ctx.attrInt("group", 1);
-  if (group <= 0) ctx.fail("group must be positive");
+  *group = ctx.attrInt("group", 1);
+  if (*group <= 0) ctx.fail("group must be positive");
+  return x;
+}
+
+// Shape rule of Conv/ConvInteger/QLinearConv: x and w are input indices.
+void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
+  const Shape* w = ctx.inputShape(wi);
+  int64_t group = 1;
+  const Shape* x = checkConvOperands(ctx, ctx.inputShape(xi), w, out_type, &group);
+  if (x == nullptr) return;
   if (w != nullptr && x->dims[1].isKnown() && w->dims[1].isKnown() &&
       x->dims[1].value != ctx.sizeMul(w->dims[1].value, group)) {
     ctx.fail("X has " + std::to_string(x->dims[1].value) + " channels but W expects " +
@@ -154,19 +161,10 @@ void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type) {
     ctx.fail("W has " + std::to_string(m.value) + " feature maps, not divisible by group " +
              std::to_string(group));
   }
-  const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, nsp);
-  if (kernel.empty()) {
-    Shape s;
-    s.dims = {x->dims[0], m};
-    s.dims.resize(x->rank());
-    ctx.setOutput(0, out_type, s);
-    return;
-  }
-  std::vector<int64_t> in(x->dims.size() - 2);
-  for (size_t i = 0; i < nsp; ++i)
-    in[i] = x->dims[i + 2].isKnown() ? x->dims[i + 2].value : -1;
-  const Geom g = makeGeom(ctx, in, kernel, false);
-  ctx.setOutput(0, out_type, spatialOutputShape(x->dims[0], m, g));
+  setConvOutput(ctx, *x, w, m, out_type,
+                [&](const std::vector<int64_t>& in, const std::vector<int64_t>& kernel) {
+                  return makeGeom(ctx, in, kernel, false);
+                });
 }
 
 template <class T>
@@ -197,11 +195,9 @@ template void convIm2col<int32_t>(const int32_t*, const int32_t*, const int32_t*
 
 Geom convGeom(const OpContext& ctx, const std::vector<int64_t>& xd,
               const std::vector<int64_t>& wd) {
-  const size_t nsp = xd.size() - 2;
   std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
   if (kernel.empty()) kernel.assign(wd.begin() + 2, wd.end());
   return makeGeom(ctx, std::vector<int64_t>(xd.begin() + 2, xd.end()), kernel, false);
-  (void)nsp;
 }
 
 namespace {
@@ -237,27 +233,14 @@ void computeConv(ComputeContext& ctx) {
   if (Y.numElements() == 0) return;
   dispatchNumeric(X.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      const float* bias = B ? dataAs<float>(*B) : nullptr;
-      if (!convXnnpackF32(dataAs<float>(X), dataAs<float>(W), bias, mutableDataAs<float>(Y), batch,
-                          channels, m, group, g)) {
-        convIm2col<float>(dataAs<float>(X), dataAs<float>(W), bias, mutableDataAs<float>(Y), batch,
-                          channels, m, group, g);
-      }
+    if constexpr (std::is_same_v<T, float> || kIsHalfLike<T>) {
+      runInFloat<T>({&X, &W, B}, Y, [&](const float* const* in, float* y) {
+        if (!convXnnpackF32(in[0], in[1], in[2], y, batch, channels, m, group, g))
+          convIm2col<float>(in[0], in[1], in[2], y, batch, channels, m, group, g);
+      });
     } else if constexpr (std::is_same_v<T, double>) {
       convIm2col<double>(dataAs<double>(X), dataAs<double>(W), B ? dataAs<double>(*B) : nullptr,
                          mutableDataAs<double>(Y), batch, channels, m, group, g);
-    } else if constexpr (kIsHalfLike<T>) {
-      const auto xf = toFloatVec(dataAs<T>(X), X.numElements());
-      const auto wf = toFloatVec(dataAs<T>(W), W.numElements());
-      std::vector<float> bf;
-      if (B) bf = toFloatVec(dataAs<T>(*B), B->numElements());
-      std::vector<float> yf(static_cast<size_t>(Y.numElements()));
-      const float* bias = B ? bf.data() : nullptr;
-      if (!convXnnpackF32(xf.data(), wf.data(), bias, yf.data(), batch, channels, m, group, g)) {
-        convIm2col<float>(xf.data(), wf.data(), bias, yf.data(), batch, channels, m, group, g);
-      }
-      fromFloatVec(yf, mutableDataAs<T>(Y));
     } else {
       ctx.unsupported("unsupported type");
     }
@@ -357,16 +340,10 @@ void computeDeformConv(ComputeContext& ctx) {
                         M ? dataAs<T>(*M) : nullptr, mutableDataAs<T>(Y), batch, channels, m, group,
                         offset_group, g);
     } else if constexpr (kIsHalfLike<T>) {
-      const auto xf = toFloatVec(dataAs<T>(X), X.numElements());
-      const auto wf = toFloatVec(dataAs<T>(W), W.numElements());
-      const auto of = toFloatVec(dataAs<T>(O), O.numElements());
-      std::vector<float> bf, mf, yf(static_cast<size_t>(Y.numElements()));
-      if (B) bf = toFloatVec(dataAs<T>(*B), B->numElements());
-      if (M) mf = toFloatVec(dataAs<T>(*M), M->numElements());
-      deformConvImpl<float>(xf.data(), wf.data(), of.data(), B ? bf.data() : nullptr,
-                            M ? mf.data() : nullptr, yf.data(), batch, channels, m, group,
-                            offset_group, g);
-      fromFloatVec(yf, mutableDataAs<T>(Y));
+      runInFloat<T>({&X, &W, &O, B, M}, Y, [&](const float* const* in, float* y) {
+        deformConvImpl<float>(in[0], in[1], in[2], in[3], in[4], y, batch, channels, m, group,
+                              offset_group, g);
+      });
     } else {
       ctx.unsupported("unsupported type");
     }

@@ -15,6 +15,29 @@ namespace onnxfold::kernels {
 // Shape rule of Conv/ConvInteger/QLinearConv: x and w are input indices.
 void inferConvLike(InferContext& ctx, size_t xi, size_t wi, DataType out_type);
 
+// The checks the shape rules of Conv and ConvTranspose open with: X of rank >= 3, W of X's
+// rank, a positive group (set in `group`). Null when X's rank is unknown: the output then has
+// unknown rank as well.
+const Shape* checkConvOperands(InferContext& ctx, const Shape* x, const Shape* w, DataType t,
+                               int64_t* group);
+
+// And how they end: Y is [N, m, spatial...], the spatial dims unknown while the kernel is,
+// else those of `geom(in, kernel).out`.
+template <class MakeGeom>
+void setConvOutput(InferContext& ctx, const Shape& x, const Shape* w, const Dim& m, DataType t,
+                   MakeGeom&& geom) {
+  const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, x.rank() - 2);
+  if (kernel.empty()) {
+    Shape s;
+    s.dims = {x.dims[0], m};
+    s.dims.resize(x.rank());
+    ctx.setOutput(0, t, s);
+    return;
+  }
+  const Geom g = geom(spatialDims(x), kernel);
+  ctx.setOutput(0, t, spatialOutputShape(x.dims[0], m, g));
+}
+
 // Geometry of a computed conv from the (known) tensor dims.
 Geom convGeom(const OpContext& ctx, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd);
 

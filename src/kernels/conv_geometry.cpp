@@ -77,6 +77,13 @@ Geom makeGeom(const OpContext& ctx, const std::vector<int64_t>& in,
   return g;
 }
 
+std::vector<int64_t> spatialDims(const Shape& x) {
+  std::vector<int64_t> in;
+  for (size_t i = 2; i < x.rank(); ++i)
+    in.push_back(x.dims[i].isKnown() ? x.dims[i].value : -1);
+  return in;
+}
+
 Shape spatialOutputShape(const Dim& n, const Dim& c, const Geom& g) {
   Shape s;
   s.dims = {n, c};

@@ -27,6 +27,9 @@ int64_t geomAdd(const OpContext& ctx, int64_t a, int64_t b);
 Geom makeGeom(const OpContext& ctx, const std::vector<int64_t>& in,
               const std::vector<int64_t>& kernel, bool ceil_mode, bool use_dilations = true);
 
+// X's dims after N and C, -1 where unknown: the `in` of makeGeom at inference.
+std::vector<int64_t> spatialDims(const Shape& x);
+
 // [n, c, output spatial dims...], unknown where g.out is -1.
 Shape spatialOutputShape(const Dim& n, const Dim& c, const Geom& g);
 

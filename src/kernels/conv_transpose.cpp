@@ -144,37 +144,20 @@ ConvTransposeGeom convTransposeGeom(const OpContext& ctx, const std::vector<int6
 void inferConvTranspose(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   requireType(ctx, 0, t == DataType::kUndefined || isFloatType(t), "a float type");
-  const Shape* x = ctx.inputShape(0);
   const Shape* w = ctx.inputShape(1);
-  if (x == nullptr) {
-    ctx.setOutputUnknownRank(0, t);
-    return;
-  }
-  if (x->rank() < 3) ctx.fail("X must have rank >= 3");
-  const size_t nsp = x->rank() - 2;
-  // W's dims[1] is read below, and compute divides by group: a fuzzed model crashed on both.
-  if (w != nullptr && w->rank() != x->rank()) ctx.fail("W must have the rank of X");
-  const int64_t group = ctx.attrInt("group", 1);
-  if (group <= 0) ctx.fail("group must be positive");
+  int64_t group = 1;
+  const Shape* x = checkConvOperands(ctx, ctx.inputShape(0), w, t, &group);
+  if (x == nullptr) return;
   Dim m = unknownDim();
   int64_t mv = 0;
   if (w != nullptr && w->dims[1].isKnown()) {
     if (!checkedMul(w->dims[1].value, group, &mv)) ctx.fail("W's dims[1] * group overflows");
     m = Dim::known(mv);
   }
-  const std::vector<int64_t> kernel = kernelShapeFrom(ctx, w, nsp);
-  if (kernel.empty()) {
-    Shape s;
-    s.dims = {x->dims[0], m};
-    s.dims.resize(x->rank());
-    ctx.setOutput(0, t, s);
-    return;
-  }
-  std::vector<int64_t> in(nsp);
-  for (size_t i = 0; i < nsp; ++i)
-    in[i] = x->dims[i + 2].isKnown() ? x->dims[i + 2].value : -1;
-  const ConvTransposeGeom cg = convTransposeGeom(ctx, in, kernel);
-  ctx.setOutput(0, t, spatialOutputShape(x->dims[0], m, cg.g));
+  setConvOutput(ctx, *x, w, m, t,
+                [&](const std::vector<int64_t>& in, const std::vector<int64_t>& kernel) {
+                  return convTransposeGeom(ctx, in, kernel).g;
+                });
 }
 
 template <class T>
@@ -220,14 +203,9 @@ void computeConvTranspose(ComputeContext& ctx) {
       convTransposeImpl<T>(dataAs<T>(X), dataAs<T>(W), B ? dataAs<T>(*B) : nullptr,
                            mutableDataAs<T>(Y), batch, channels, m, group, cg.g);
     } else if constexpr (kIsHalfLike<T>) {
-      const auto xf = toFloatVec(dataAs<T>(X), X.numElements());
-      const auto wf = toFloatVec(dataAs<T>(W), W.numElements());
-      std::vector<float> bf;
-      if (B) bf = toFloatVec(dataAs<T>(*B), B->numElements());
-      std::vector<float> yf(static_cast<size_t>(Y.numElements()));
-      convTransposeImpl<float>(xf.data(), wf.data(), B ? bf.data() : nullptr, yf.data(), batch,
-                               channels, m, group, cg.g);
-      fromFloatVec(yf, mutableDataAs<T>(Y));
+      runInFloat<T>({&X, &W, B}, Y, [&](const float* const* in, float* y) {
+        convTransposeImpl<float>(in[0], in[1], in[2], y, batch, channels, m, group, cg.g);
+      });
     } else {
       ctx.unsupported("unsupported type");
     }

@@ -208,6 +208,19 @@ void computeEinsum(ComputeContext& ctx) {
     for (size_t t = 0; t < shapes.size(); ++t)
       in.push_back(dataAs<T>(ctx.input(t)));
     std::vector<int64_t> idx(nl, 0), off(shapes.size(), 0);
+    // Odometer step over the labels [lo, hi), the last fastest; the input offsets follow.
+    const auto advance = [&](size_t lo, size_t hi) {
+      for (size_t l = hi; l-- > lo;) {
+        if (++idx[l] < sizes[l]) {
+          for (size_t t = 0; t < in.size(); ++t)
+            off[t] += strides[t][l];
+          return;
+        }
+        for (size_t t = 0; t < in.size(); ++t)
+          off[t] -= strides[t][l] * (sizes[l] - 1);
+        idx[l] = 0;
+      }
+    };
     for (int64_t o = 0; o < out_total; ++o) {
       Acc acc = Acc(0);
       for (int64_t s = 0; s < sum_total; ++s) {
@@ -220,33 +233,14 @@ void computeEinsum(ComputeContext& ctx) {
           }
         }
         acc = static_cast<Acc>(acc + prod);
-        // Advance the summed labels.
-        for (size_t l = nl; l-- > no;) {
-          if (++idx[l] < sizes[l]) {
-            for (size_t t = 0; t < in.size(); ++t)
-              off[t] += strides[t][l];
-            break;
-          }
-          for (size_t t = 0; t < in.size(); ++t)
-            off[t] -= strides[t][l] * (sizes[l] - 1);
-          idx[l] = 0;
-        }
+        advance(no, nl);  // the summed labels
       }
       if constexpr (std::is_same_v<Acc, double>) {
         y[o] = fromDouble<T>(acc);
       } else {
         y[o] = acc;
       }
-      for (size_t l = no; l-- > 0;) {
-        if (++idx[l] < sizes[l]) {
-          for (size_t t = 0; t < in.size(); ++t)
-            off[t] += strides[t][l];
-          break;
-        }
-        for (size_t t = 0; t < in.size(); ++t)
-          off[t] -= strides[t][l] * (sizes[l] - 1);
-        idx[l] = 0;
-      }
+      advance(0, no);  // the output labels
     }
   });
 }

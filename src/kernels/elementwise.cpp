@@ -160,9 +160,9 @@ std::optional<std::vector<SymElem>> symbolicElems(const InferContext& ctx, size_
   if (!sv) return std::nullopt;
   for (const Dim& d : *sv) {
     SymElem e;
-    // A -1 without a symbol is ambiguous (unknown dim or the value -1); other
-    // negative values without a symbol are plain values.
-    e.known = d.isKnown() || (d.param.empty() && d.value < -1);
+    // Without a symbol an element is a plain value (-1 in a Reshape target): every
+    // unknown element gets a symbol where it is made (Shape, the arithmetic below).
+    e.known = d.isKnown() || d.param.empty();
     e.v = d.value;
     e.dim = d;
     out.push_back(e);
@@ -180,13 +180,42 @@ std::optional<SymPair> symbolicPair(const InferContext& ctx, size_t ia, size_t i
   const size_t na = a->size(), nb = b->size();
   if (na != nb && na != 1 && nb != 1) return std::nullopt;
   SymPair p;
-  p.n = std::max(na, nb);
+  // An empty side broadcasts the other to nothing (max() would read its element 0).
+  p.n = na == 0 || nb == 0 ? 0 : std::max(na, nb);
   p.scalar = s0->rank() == 0 && s1->rank() == 0;
   for (size_t i = 0; i < p.n; ++i) {
     p.a.push_back((*a)[na == 1 ? 0 : i]);
     p.b.push_back((*b)[nb == 1 ? 0 : i]);
   }
   return p;
+}
+
+void setSymbolicResult(InferContext& ctx, DataType dt, const std::vector<SymElem>& r, bool scalar) {
+  const bool all_known = std::all_of(r.begin(), r.end(), [](const SymElem& z) { return z.known; });
+  if (all_known) {
+    const auto n = static_cast<int64_t>(r.size());
+    Tensor t(dt, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{n});
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (dt == DataType::kInt64)
+        mutableDataAs<int64_t>(t)[i] = r[i].v;
+      else
+        mutableDataAs<int32_t>(t)[i] = static_cast<int32_t>(r[i].v);
+    }
+    ctx.setOutputValue(0, std::move(t));
+    return;
+  }
+  SymbolicValue out;
+  for (const SymElem& z : r) {
+    Dim d = z.dim;
+    if (z.known) {
+      d = Dim();
+      d.value = z.v;  // negative values stay values (a -1 in a Reshape target)
+    } else if (d.param.empty()) {
+      d = ctx.newSymbol();  // unnamed, it would read as the value -1
+    }
+    out.push_back(d);
+  }
+  ctx.setOutputSymbolic(0, std::move(out));
 }
 
 void addVersions(OpRegistry& r, std::string_view op, std::initializer_list<int> versions,

@@ -22,6 +22,7 @@
 
 #include "kernels/common.h"
 #include "kernels/elementwise_hwy.h"
+#include "kernels/op_helpers.h"
 
 namespace onnxfold::kernels::elementwise {
 
@@ -203,6 +204,12 @@ struct SymElem {
   Dim dim;
 };
 
+// Whether values of type dt may be propagated symbolically: int64/int32 values that are not all
+// known (compute() folds those).
+inline bool symbolicCandidate(const InferContext& ctx, DataType dt) {
+  return (dt == DataType::kInt64 || dt == DataType::kInt32) && !ctx.allInputValuesKnown();
+}
+
 // The elements of a small (rank <= 1) int64/int32 input i, from its value or
 // its symbolic value; nullopt when neither is known.
 std::optional<std::vector<SymElem>> symbolicElems(const InferContext& ctx, size_t i);
@@ -214,6 +221,10 @@ struct SymPair {
   bool scalar = false;
 };
 std::optional<SymPair> symbolicPair(const InferContext& ctx, size_t ia, size_t ib);
+
+// Output 0 of type dt from elementwise results r (a scalar, or [r.size()]): a constant when
+// every element is known, else a symbolic value.
+void setSymbolicResult(InferContext& ctx, DataType dt, const std::vector<SymElem>& r, bool scalar);
 
 // ------------------------------------------------------------ unary ops
 
@@ -237,10 +248,7 @@ template <uint32_t kMask>
 void inferUnary(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   requireType(ctx, t, kMask);
-  if (const Shape* s = ctx.inputShape(0))
-    ctx.setOutput(0, t, *s);
-  else
-    ctx.setOutputUnknownRank(0, t);
+  setSameShape(ctx, 0, t, 0);
 }
 
 template <class F, uint32_t kMask>

@@ -27,11 +27,7 @@ size_t lanes() {
 }
 
 std::vector<float> randomFloats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-20.0f, 20.0f);
-  std::vector<float> v(n);
-  for (float& x : v)
-    x = u(g);
+  std::vector<float> v = test::randomFloats(n, seed, -20.0f, 20.0f);
   if (n > 3) {
     v[0] = 0.0f;
     v[1] = -0.0f;

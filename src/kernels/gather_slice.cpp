@@ -188,12 +188,7 @@ void computeGatherND(ComputeContext& ctx) {
   for (int64_t bi = 0; bi < batches; ++bi) {
     for (int64_t t = 0; t < per_batch; ++t) {
       const int64_t tuple = bi * per_batch + t;
-      int64_t off = bi * data_batch;
-      for (size_t j = 0; j < k; ++j) {
-        const int64_t v = idx[static_cast<size_t>(tuple) * k + j];
-        off += checkIndex(ctx, v, dd[b + j], "index") * strides[b + j];
-      }
-      cp(tuple * slice, off, slice);
+      cp(tuple * slice, bi * data_batch + tupleOffset(ctx, idx, tuple, k, dd, strides, b), slice);
     }
   }
 }

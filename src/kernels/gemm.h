@@ -1,10 +1,11 @@
 // The portable GEMM of MatMul, Gemm and the convolutions (gemm.cpp): used
 // wherever XNNPACK is not (always in wasm). Float32 goes through a blocked
 // Highway kernel beside its scalar reference, other types through a generic
-// templated loop; half and bfloat16 are computed in float (toFloatVec and
-// fromFloatVec stage them).
+// templated loop; half and bfloat16 are computed in float (runInFloat stages
+// them).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -61,6 +62,29 @@ template <class T>
 void fromFloatVec(const std::vector<float>& v, T* p) {
   for (size_t i = 0; i < v.size(); ++i)
     p[i] = fromDouble<T>(v[i]);
+}
+
+// A float kernel run for T = float, half or bfloat16: `run(in, y)` gets the inputs (null where
+// an optional input is absent) and Y as float. Float passes its buffers; half and bfloat16 are
+// widened, and the float Y narrowed into `out`.
+template <class T, size_t N, class Run>
+void runInFloat(const Tensor* const (&inputs)[N], Tensor& out, Run&& run) {
+  const float* in[N] = {};
+  if constexpr (std::is_same_v<T, float>) {
+    for (size_t i = 0; i < N; ++i)
+      in[i] = inputs[i] != nullptr ? dataAs<float>(*inputs[i]) : nullptr;
+    run(in, mutableDataAs<float>(out));
+  } else {
+    std::vector<float> wide[N];
+    for (size_t i = 0; i < N; ++i) {
+      if (inputs[i] == nullptr) continue;
+      wide[i] = toFloatVec(dataAs<T>(*inputs[i]), inputs[i]->numElements());
+      in[i] = wide[i].data();
+    }
+    std::vector<float> y(static_cast<size_t>(out.numElements()));
+    run(in, y.data());
+    fromFloatVec(y, mutableDataAs<T>(out));
+  }
 }
 
 }  // namespace onnxfold::kernels

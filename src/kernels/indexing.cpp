@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/op_helpers.h"
 
 namespace onnxfold {
 namespace {
@@ -199,27 +200,50 @@ void computeNonZero(ComputeContext& ctx) {
 
 // ------------------------------------------------------------------ CumSum / CumProd
 
-void inferSameAsInput0(InferContext& ctx) {
-  const DataType dt = ctx.inputDtype(0);
-  if (const Shape* s = ctx.inputShape(0))
-    ctx.setOutput(0, dt, *s);
-  else
-    ctx.setOutputUnknownRank(0, dt);
+// X seen as [outer, n, inner] around CumSum's axis, and the attributes of the walk.
+struct CumulativeAxis {
+  int64_t outer = 0, n = 0, inner = 0;
+  bool exclusive = false, reverse = false;
+};
+
+CumulativeAxis cumulativeAxis(const ComputeContext& ctx) {
+  const std::vector<int64_t> av = toInt64Vector(ctx, ctx.input(1));
+  if (av.size() != 1) ctx.fail("axis must hold one value");
+  const auto& xd = ctx.input(0).dims();
+  const auto axis = static_cast<size_t>(normalizeAxis(ctx, av[0], static_cast<int64_t>(xd.size())));
+  CumulativeAxis c;
+  c.exclusive = ctx.attrInt("exclusive", 0) != 0;
+  c.reverse = ctx.attrInt("reverse", 0) != 0;
+  c.outer = product(xd, 0, axis);
+  c.n = xd[axis];
+  c.inner = product(xd, axis + 1, xd.size());
+  return c;
+}
+
+// Runs the sums (products) along the axis in Acc: load(off) reads element off of X as Acc,
+// store(off, acc) writes it to Y.
+template <bool kProduct, class Acc, class Load, class Store>
+void cumulate(const CumulativeAxis& c, Load&& load, Store&& store) {
+  for (int64_t b = 0; b < c.outer; ++b) {
+    for (int64_t j = 0; j < c.inner; ++j) {
+      Acc acc = kProduct ? Acc(1) : Acc(0);
+      for (int64_t t = 0; t < c.n; ++t) {
+        const int64_t i = c.reverse ? c.n - 1 - t : t;
+        const int64_t off = (b * c.n + i) * c.inner + j;
+        const Acc v = load(off);
+        if (!c.exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+        store(off, acc);
+        if (c.exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+      }
+    }
+  }
 }
 
 template <bool kProduct>
 void computeCumulative(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& out = ctx.output(0);
-  const std::vector<int64_t> av = toInt64Vector(ctx, ctx.input(1));
-  if (av.size() != 1) ctx.fail("axis must hold one value");
-  const auto& xd = x.dims();
-  const auto axis = static_cast<size_t>(normalizeAxis(ctx, av[0], static_cast<int64_t>(xd.size())));
-  const bool exclusive = ctx.attrInt("exclusive", 0) != 0;
-  const bool reverse = ctx.attrInt("reverse", 0) != 0;
-  const int64_t outer = product(xd, 0, axis);
-  const int64_t n = xd[axis];
-  const int64_t inner = product(xd, axis + 1, xd.size());
+  const CumulativeAxis c = cumulativeAxis(ctx);
   const bool ok = dispatchNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     // 16-bit floats accumulate in float; other types in their own type.
@@ -227,19 +251,9 @@ void computeCumulative(ComputeContext& ctx) {
                                    std::conditional_t<std::is_same_v<T, bool>, int64_t, T>>;
     const T* in = dataAs<T>(x);
     T* o = mutableDataAs<T>(out);
-    for (int64_t b = 0; b < outer; ++b) {
-      for (int64_t j = 0; j < inner; ++j) {
-        Acc acc = kProduct ? Acc(1) : Acc(0);
-        for (int64_t t = 0; t < n; ++t) {
-          const int64_t i = reverse ? n - 1 - t : t;
-          const int64_t off = (b * n + i) * inner + j;
-          const Acc v = static_cast<Acc>(toDouble(in[off]));
-          if (!exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
-          o[off] = fromDouble<T>(static_cast<double>(acc));
-          if (exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
-        }
-      }
-    }
+    cumulate<kProduct, Acc>(
+        c, [&](int64_t off) { return static_cast<Acc>(toDouble(in[off])); },
+        [&](int64_t off, Acc acc) { o[off] = fromDouble<T>(static_cast<double>(acc)); });
   });
   if (!ok)
     ctx.unsupported("element type " + std::string(dataTypeName(x.dtype())) + " is not supported");
@@ -253,32 +267,12 @@ void computeCumulativeDispatch(ComputeContext& ctx) {
     computeCumulative<kProduct>(ctx);
     return;
   }
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0);
-  const std::vector<int64_t> av = toInt64Vector(ctx, ctx.input(1));
-  if (av.size() != 1) ctx.fail("axis must hold one value");
-  const auto& xd = x.dims();
-  const auto axis = static_cast<size_t>(normalizeAxis(ctx, av[0], static_cast<int64_t>(xd.size())));
-  const bool exclusive = ctx.attrInt("exclusive", 0) != 0;
-  const bool reverse = ctx.attrInt("reverse", 0) != 0;
-  const int64_t outer = product(xd, 0, axis);
-  const int64_t n = xd[axis];
-  const int64_t inner = product(xd, axis + 1, xd.size());
   // Unsigned arithmetic wraps like two's complement for both signednesses.
-  const uint64_t* in = dataAs<uint64_t>(x);
-  uint64_t* o = mutableDataAs<uint64_t>(out);
-  for (int64_t b = 0; b < outer; ++b) {
-    for (int64_t j = 0; j < inner; ++j) {
-      uint64_t acc = kProduct ? 1 : 0;
-      for (int64_t t = 0; t < n; ++t) {
-        const int64_t i = reverse ? n - 1 - t : t;
-        const int64_t off = (b * n + i) * inner + j;
-        if (!exclusive) acc = kProduct ? acc * in[off] : acc + in[off];
-        o[off] = acc;
-        if (exclusive) acc = kProduct ? acc * in[off] : acc + in[off];
-      }
-    }
-  }
+  const uint64_t* in = dataAs<uint64_t>(ctx.input(0));
+  uint64_t* o = mutableDataAs<uint64_t>(ctx.output(0));
+  cumulate<kProduct, uint64_t>(
+      cumulativeAxis(ctx), [&](int64_t off) { return in[off]; },
+      [&](int64_t off, uint64_t acc) { o[off] = acc; });
 }
 
 // ------------------------------------------------------------------ ReverseSequence

@@ -75,6 +75,19 @@ inline int64_t checkIndex(const OpContext& ctx, int64_t idx, int64_t n, const ch
   return k;
 }
 
+// GatherND's and ScatterND's index tuple t (k values in `idx`) addressing the axes `first`,
+// `first` + 1, ... of data (dims, strides): its element offset, each index checked.
+inline int64_t tupleOffset(const OpContext& ctx, const std::vector<int64_t>& idx, int64_t t,
+                           size_t k, const std::vector<int64_t>& dims,
+                           const std::vector<int64_t>& strides, size_t first) {
+  int64_t off = 0;
+  for (size_t j = 0; j < k; ++j) {
+    const int64_t v = idx[static_cast<size_t>(t) * k + j];
+    off += checkIndex(ctx, v, dims[first + j], "index") * strides[first + j];
+  }
+  return off;
+}
+
 // Every dim known, else null.
 inline std::optional<std::vector<int64_t>> inputStaticDims(const InferContext& ctx, size_t i) {
   return staticDims(ctx.inputShape(i));

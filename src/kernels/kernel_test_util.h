@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <random>
 #include <string>
@@ -23,13 +24,18 @@
 
 namespace onnxfold::test {
 
-// n floats drawn uniformly from [-1, 1).
-inline std::vector<float> randomFloats(std::mt19937& rng, size_t n) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+// n floats drawn uniformly from [lo, hi), from `rng` or from a generator seeded with `seed`.
+inline std::vector<float> randomFloats(std::mt19937& rng, size_t n, float lo = -1.0f,
+                                       float hi = 1.0f) {
+  std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
   for (float& f : v)
     f = dist(rng);
   return v;
+}
+inline std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  return randomFloats(rng, n, lo, hi);
 }
 
 // Element-wise |got - want| <= tol * (1 + |want|); `what` names the case in failures.
@@ -41,11 +47,12 @@ inline void expectClose(const std::vector<float>& got, const std::vector<float>&
   }
 }
 
-// Element-wise |got - want| <= 1e-5 (the image ops' tests), each element reported.
-inline void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
+// Element-wise |got - want| <= tol (1e-5 in the image ops' tests), each element reported.
+inline void expectNear(const std::vector<float>& got, const std::vector<float>& want,
+                       float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-5f) << "at " << i;
+    EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
 }
 
 // test::runOp with the defaults a kernel test file uses: no attributes, its opset, one

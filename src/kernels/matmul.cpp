@@ -135,14 +135,9 @@ void computeMatMul(ComputeContext& ctx) {
   const MatmulPlan p = planMatmul(ctx, A.dims(), B.dims());
   dispatchNumeric(A.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      matmulF32(p, dataAs<float>(A), dataAs<float>(B), mutableDataAs<float>(Y));
-    } else if constexpr (kIsHalfLike<T>) {
-      const auto af = toFloatVec(dataAs<T>(A), A.numElements());
-      const auto bf = toFloatVec(dataAs<T>(B), B.numElements());
-      std::vector<float> yf(static_cast<size_t>(Y.numElements()));
-      matmulF32(p, af.data(), bf.data(), yf.data());
-      fromFloatVec(yf, mutableDataAs<T>(Y));
+    if constexpr (std::is_same_v<T, float> || kIsHalfLike<T>) {
+      runInFloat<T>({&A, &B}, Y,
+                    [&](const float* const* in, float* y) { matmulF32(p, in[0], in[1], y); });
     } else if constexpr (std::is_same_v<T, bool>) {
       ctx.unsupported("bool is not supported");
     } else {
@@ -238,18 +233,10 @@ void computeGemm(ComputeContext& ctx) {
   std::vector<int64_t> cdims = C ? C->dims() : std::vector<int64_t>{};
   dispatchNumeric(A.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      gemmFloatPath(ctx, dataAs<float>(A), dataAs<float>(B), C ? dataAs<float>(*C) : nullptr, cdims,
-                    mutableDataAs<float>(Y), m, n, k, ta, tb, alpha, beta);
-    } else if constexpr (kIsHalfLike<T>) {
-      const auto af = toFloatVec(dataAs<T>(A), A.numElements());
-      const auto bf = toFloatVec(dataAs<T>(B), B.numElements());
-      std::vector<float> cf;
-      if (C) cf = toFloatVec(dataAs<T>(*C), C->numElements());
-      std::vector<float> yf(static_cast<size_t>(m * n));
-      gemmFloatPath(ctx, af.data(), bf.data(), C ? cf.data() : nullptr, cdims, yf.data(), m, n, k,
-                    ta, tb, alpha, beta);
-      fromFloatVec(yf, mutableDataAs<T>(Y));
+    if constexpr (std::is_same_v<T, float> || kIsHalfLike<T>) {
+      runInFloat<T>({&A, &B, C}, Y, [&](const float* const* in, float* y) {
+        gemmFloatPath(ctx, in[0], in[1], in[2], cdims, y, m, n, k, ta, tb, alpha, beta);
+      });
     } else if constexpr (std::is_same_v<T, bool>) {
       ctx.unsupported("bool is not supported");
     } else {

@@ -6,17 +6,14 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
 namespace {
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 21,
-                        size_t num_outputs = 1) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
-}
+const test::OpRunner run{21};
 
 constexpr auto floats = &test::floatValues;
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/op_helpers.h"
 
 namespace onnxfold {
 namespace kernels {
@@ -27,12 +28,7 @@ double roundTo(DataType t, double v) {
 
 void inferSameAsInput(InferContext& ctx) {
   requireFloatInput(ctx, 0);
-  const DataType t = ctx.inputDtype(0);
-  if (const Shape* s = ctx.inputShape(0)) {
-    ctx.setOutput(0, t, *s);
-  } else {
-    ctx.setOutputUnknownRank(0, t);
-  }
+  setSameShape(ctx, 0, ctx.inputDtype(0), 0);
 }
 
 // Values of a per-channel parameter broadcast over [C, spatial] (BatchNorm
@@ -209,7 +205,9 @@ void computeInstanceNorm(ComputeContext& ctx) {
 // ================================================================= LayerNormalization /
 // RMSNormalization
 
-void inferLayerNormLike(InferContext& ctx, bool has_stats) {
+// One instance each for LayerNormalization and RMSNormalization (`rms`).
+template <bool rms>
+void inferLayerNormLike(InferContext& ctx) {
   requireFloatInput(ctx, 0);
   const DataType t = ctx.inputDtype(0);
   const Shape* x = ctx.inputShape(0);
@@ -220,7 +218,7 @@ void inferLayerNormLike(InferContext& ctx, bool has_stats) {
     return;
   }
   ctx.setOutput(0, t, *x);
-  if (!has_stats) return;
+  if (rms) return;  // RMSNormalization has no Mean / InvStdDev outputs
   const auto rank = static_cast<int64_t>(x->rank());
   const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), rank);
   // Mean / InvStdDev: X's shape with the normalized axes set to 1, of the stash type.
@@ -231,13 +229,6 @@ void inferLayerNormLike(InferContext& ctx, bool has_stats) {
   const DataType st = stash == 1 ? DataType::kFloat : static_cast<DataType>(stash);
   for (size_t i = 1; i < ctx.numOutputs(); ++i)
     ctx.setOutput(i, st, s);
-}
-
-void inferLayerNorm(InferContext& ctx) {
-  inferLayerNormLike(ctx, true);
-}
-void inferRmsNorm(InferContext& ctx) {
-  inferLayerNormLike(ctx, false);
 }
 
 // Scale/bias broadcast against X (numpy rules), as flat per-element values.
@@ -252,7 +243,8 @@ std::vector<double> broadcastTo(const OpContext& ctx, const Tensor& t,
   return out;
 }
 
-void computeLayerNormLike(ComputeContext& ctx, bool rms) {
+template <bool rms>
+void computeLayerNormLike(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const auto rank = static_cast<int64_t>(X.rank());
   const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), rank);
@@ -293,13 +285,6 @@ void computeLayerNormLike(ComputeContext& ctx, bool rms) {
     if (ctx.hasOutput(1)) writeAll(ctx.output(1), means);
     if (ctx.hasOutput(2)) writeAll(ctx.output(2), invs);
   }
-}
-
-void computeLayerNorm(ComputeContext& ctx) {
-  computeLayerNormLike(ctx, false);
-}
-void computeRmsNorm(ComputeContext& ctx) {
-  computeLayerNormLike(ctx, true);
 }
 
 // ================================================================= GroupNormalization
@@ -447,8 +432,8 @@ void registerNormalizationOps(OpRegistry& r) {
     r.add({"", "BatchNormalization", v, inferBatchNorm, computeBatchNorm});
   for (int v : {1, 6, 22})
     r.add({"", "InstanceNormalization", v, inferSameAsInput, computeInstanceNorm});
-  r.add({"", "LayerNormalization", 17, inferLayerNorm, computeLayerNorm});
-  r.add({"", "RMSNormalization", 23, inferRmsNorm, computeRmsNorm});
+  r.add({"", "LayerNormalization", 17, inferLayerNormLike<false>, computeLayerNormLike<false>});
+  r.add({"", "RMSNormalization", 23, inferLayerNormLike<true>, computeLayerNormLike<true>});
   for (int v : {18, 21})
     r.add({"", "GroupNormalization", v, inferSameAsInput, computeGroupNorm});
   for (int v : {1, 22})

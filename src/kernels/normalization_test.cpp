@@ -7,25 +7,19 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
 namespace {
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 21,
-                        size_t num_outputs = 1) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, num_outputs);
-}
+const test::OpRunner run{21};
 
 constexpr auto floats = &test::floatValues;
 
-void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 1e-4f) << "at " << i;
-}
+// The tolerance of every comparison below.
+constexpr float kTol = 1e-4f;
 
 TEST(Normalization, BatchNormInferenceAndTraining) {
   const Tensor x = test::floatTensor({2, 1, 2}, {1, 2, 3, 4});
@@ -35,7 +29,7 @@ TEST(Normalization, BatchNormInferenceAndTraining) {
   const Tensor var = test::floatTensor({1}, {4});
   const auto inf = run("BatchNormalization", {x, scale, bias, mean, var},
                        test::attrs(Attribute::makeFloat("epsilon", 0.0f)), 15);
-  expectNear(floats(inf[0]), {0, 1, 2, 3});
+  test::expectNear(floats(inf[0]), {0, 1, 2, 3}, kTol);
   // Training: batch mean 2.5, population variance 1.25.
   const auto tr =
       run("BatchNormalization", {x, scale, bias, mean, var},
@@ -43,11 +37,12 @@ TEST(Normalization, BatchNormInferenceAndTraining) {
                       Attribute::makeFloat("momentum", 0.5f)),
           15, 3);
   const float inv = 1.0f / std::sqrt(1.25f);
-  expectNear(floats(tr[0]),
-             {-1.5f * inv * 2 + 1, -0.5f * inv * 2 + 1, 0.5f * inv * 2 + 1, 1.5f * inv * 2 + 1});
+  test::expectNear(
+      floats(tr[0]),
+      {-1.5f * inv * 2 + 1, -0.5f * inv * 2 + 1, 0.5f * inv * 2 + 1, 1.5f * inv * 2 + 1}, kTol);
   EXPECT_EQ(tr[1].dims(), (std::vector<int64_t>{1}));
-  expectNear(floats(tr[1]), {2.25f});
-  expectNear(floats(tr[2]), {2.625f});
+  test::expectNear(floats(tr[1]), {2.25f}, kTol);
+  test::expectNear(floats(tr[2]), {2.625f}, kTol);
 }
 
 TEST(Normalization, LayerNormStatisticsOutputs) {
@@ -55,11 +50,11 @@ TEST(Normalization, LayerNormStatisticsOutputs) {
   const Tensor scale = test::floatTensor({2}, {1, 1});
   const auto r = run("LayerNormalization", {x, scale},
                      test::attrs(Attribute::makeFloat("epsilon", 0.0f)), 17, 3);
-  expectNear(floats(r[0]), {-1, 1, -1, 1});
+  test::expectNear(floats(r[0]), {-1, 1, -1, 1}, kTol);
   EXPECT_EQ(r[1].dims(), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(r[1].dtype(), DataType::kFloat);
-  expectNear(floats(r[1]), {2, 3});
-  expectNear(floats(r[2]), {1, 1});
+  test::expectNear(floats(r[1]), {2, 3}, kTol);
+  test::expectNear(floats(r[2]), {1, 1}, kTol);
 }
 
 TEST(Normalization, GroupNormScaleShapeByOpset) {
@@ -71,11 +66,11 @@ TEST(Normalization, GroupNormScaleShapeByOpset) {
   const auto g18 =
       run("GroupNormalization",
           {x, test::floatTensor({2}, {1, 2}), test::floatTensor({2}, {0, 10})}, attrs(), 18);
-  expectNear(floats(g18[0]), {-1, 1, 8, 12});
+  test::expectNear(floats(g18[0]), {-1, 1, 8, 12}, kTol);
   const auto g21 = run(
       "GroupNormalization",
       {x, test::floatTensor({4}, {1, 2, 3, 4}), test::floatTensor({4}, {0, 0, 0, 0})}, attrs(), 21);
-  expectNear(floats(g21[0]), {-1, 2, -3, 4});
+  test::expectNear(floats(g21[0]), {-1, 2, -3, 4}, kTol);
 }
 
 TEST(Normalization, LrnLpAndMvn) {
@@ -86,14 +81,14 @@ TEST(Normalization, LrnLpAndMvn) {
                       Attribute::makeFloat("beta", 1.0f), Attribute::makeFloat("bias", 0.0f)),
           13);
   // Channel 0 sums channels 0..1: 1 + 4 = 5 -> 1 / 5.
-  expectNear(floats(lrn[0]), {1.0f / 5, 2.0f / 14, 3.0f / 13});
+  test::expectNear(floats(lrn[0]), {1.0f / 5, 2.0f / 14, 3.0f / 13}, kTol);
   const auto l1 = run("LpNormalization", {x},
                       test::attrs(Attribute::makeInt("axis", 1), Attribute::makeInt("p", 1)), 13);
-  expectNear(floats(l1[0]), {1.0f / 6, 2.0f / 6, 3.0f / 6});
+  test::expectNear(floats(l1[0]), {1.0f / 6, 2.0f / 6, 3.0f / 6}, kTol);
   const auto mvn =
       run("MeanVarianceNormalization", {x}, test::attrs(Attribute::makeInts("axes", {1})), 13);
   const float sd = std::sqrt(2.0f / 3.0f);
-  expectNear(floats(mvn[0]), {-1 / sd, 0, 1 / sd});
+  test::expectNear(floats(mvn[0]), {-1 / sd, 0, 1 / sd}, kTol);
   EXPECT_THROW(run("LRN", {x}, {}, 13), Error);  // size is required
 }
 

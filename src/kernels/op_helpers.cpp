@@ -82,6 +82,10 @@ void setSameShape(InferContext& ctx, size_t out, DataType t, size_t in) {
   }
 }
 
+void inferSameAsInput0(InferContext& ctx) {
+  setSameShape(ctx, 0, ctx.inputDtype(0), 0);
+}
+
 bool isSpaceCharRaw(uint8_t c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }

@@ -40,6 +40,8 @@ const Tensor* attrTensor(const OpContext& ctx, std::string_view name);
 
 // Output `out` gets type t and the shape of input `in` (unknown rank when that is unknown).
 void setSameShape(InferContext& ctx, size_t out, DataType t, size_t in);
+// The shape rule of ops whose output 0 has input 0's type and shape (CumSum, Scatter*, ...).
+void inferSameAsInput0(InferContext& ctx);
 
 // ASCII whitespace, independent of the C locale (StringSplit, the PNM header).
 bool isSpaceCharRaw(uint8_t c);

@@ -17,7 +17,9 @@ namespace {
 
 enum class PoolKind { kAverage, kMax, kLp };
 
-void inferPool(InferContext& ctx, PoolKind kind) {
+// One instance per kind: the registry takes plain functions.
+template <PoolKind kind>
+void inferPool(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   if (kind == PoolKind::kMax) {
     requireType(ctx, 0,
@@ -36,14 +38,18 @@ void inferPool(InferContext& ctx, PoolKind kind) {
   if (x->rank() < 3) ctx.fail("X must have rank >= 3 (N, C, spatial...)");
   const std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
   if (kernel.size() != x->rank() - 2) ctx.fail("kernel_shape must have one value per spatial axis");
-  std::vector<int64_t> in;
-  for (size_t i = 2; i < x->rank(); ++i)
-    in.push_back(x->dims[i].isKnown() ? x->dims[i].value : -1);
   // AveragePool has dilations from opset 19, MaxPool from 10, LpPool from 18.
-  const Geom g = makeGeom(ctx, in, kernel, ctx.attrInt("ceil_mode", 0) != 0);
+  const Geom g = makeGeom(ctx, spatialDims(*x), kernel, ctx.attrInt("ceil_mode", 0) != 0);
   const Shape s = spatialOutputShape(x->dims[0], x->dims[1], g);
   ctx.setOutput(0, t, s);
   if (ctx.numOutputs() > 1) ctx.setOutput(1, DataType::kInt64, s);
+}
+
+// LpPool's p (2 when absent), an int attribute or a float one.
+double lpOrder(const OpContext& ctx) {
+  const Attribute* pa = ctx.attr("p");
+  if (pa == nullptr) return 2.0;
+  return pa->type == AttrType::kFloat ? pa->f : static_cast<double>(pa->i);
 }
 
 template <class T>
@@ -59,11 +65,7 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
   const int64_t ksize = product(g.kernel, 0, nd);
   const bool include_pad = ctx.attrInt("count_include_pad", 0) != 0;
   const bool col_major = ctx.attrInt("storage_order", 0) != 0;
-  double p = 2.0;
-  if (kind == PoolKind::kLp) {
-    const Attribute* pa = ctx.attr("p");
-    if (pa != nullptr) p = pa->type == AttrType::kFloat ? pa->f : static_cast<double>(pa->i);
-  }
+  const double p = lpOrder(ctx);  // read by LpPool only
   std::vector<int64_t> rstride(nd, 1), cstride(nd, 1);
   for (size_t d = nd - 1; d-- > 0;)
     rstride[d] = rstride[d + 1] * g.in[d + 1];
@@ -128,7 +130,8 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
   }
 }
 
-void computePool(ComputeContext& ctx, PoolKind kind) {
+template <PoolKind kind>
+void computePool(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const std::vector<int64_t> in(X.dims().begin() + 2, X.dims().end());
   const Geom g = makeGeom(ctx, in, ctx.attrInts("kernel_shape"), ctx.attrInt("ceil_mode", 0) != 0);
@@ -142,25 +145,6 @@ void computePool(ComputeContext& ctx, PoolKind kind) {
       })) {
     ctx.unsupported("unsupported type");
   }
-}
-
-void inferAveragePool(InferContext& ctx) {
-  inferPool(ctx, PoolKind::kAverage);
-}
-void inferMaxPool(InferContext& ctx) {
-  inferPool(ctx, PoolKind::kMax);
-}
-void inferLpPool(InferContext& ctx) {
-  inferPool(ctx, PoolKind::kLp);
-}
-void computeAveragePool(ComputeContext& ctx) {
-  computePool(ctx, PoolKind::kAverage);
-}
-void computeMaxPool(ComputeContext& ctx) {
-  computePool(ctx, PoolKind::kMax);
-}
-void computeLpPool(ComputeContext& ctx) {
-  computePool(ctx, PoolKind::kLp);
 }
 
 void inferGlobalPool(InferContext& ctx) {
@@ -178,57 +162,37 @@ void inferGlobalPool(InferContext& ctx) {
   ctx.setOutput(0, t, s);
 }
 
-void computeGlobalPool(ComputeContext& ctx, bool is_max) {
+// The Global*Pool ops: one window over all spatial axes of each plane. GlobalLpPool (opset 2)
+// gives (sum |x|^p)^(1/p).
+template <PoolKind kind>
+void computeGlobalPool(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   Tensor& Y = ctx.output(0);
   const int64_t planes = X.dims()[0] * X.dims()[1];
   const int64_t size = product(X.dims(), 2, X.rank());
+  const double p = lpOrder(ctx);  // read by GlobalLpPool only
   dispatchNumeric(X.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
       const T* x = dataAs<T>(X);
       T* y = mutableDataAs<T>(Y);
       for (int64_t pl = 0; pl < planes; ++pl) {
-        double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+        double acc = kind == PoolKind::kMax ? -std::numeric_limits<double>::infinity() : 0.0;
         for (int64_t i = 0; i < size; ++i) {
           const double v = toDouble(x[pl * size + i]);
-          if (is_max) {
+          if (kind == PoolKind::kMax) {
             acc = (v > acc || std::isnan(v)) ? v : acc;
+          } else if (kind == PoolKind::kLp) {
+            acc += std::pow(std::fabs(v), p);
           } else {
             acc += v;
           }
         }
-        y[pl] = fromDouble<T>(is_max ? acc : acc / static_cast<double>(size));
-      }
-    }
-  });
-}
-
-void computeGlobalAveragePool(ComputeContext& ctx) {
-  computeGlobalPool(ctx, false);
-}
-void computeGlobalMaxPool(ComputeContext& ctx) {
-  computeGlobalPool(ctx, true);
-}
-
-// GlobalLpPool (opset 2): (sum |x|^p)^(1/p) over the spatial axes.
-void computeGlobalLpPool(ComputeContext& ctx) {
-  const Tensor& X = ctx.input(0);
-  Tensor& Y = ctx.output(0);
-  const int64_t planes = X.dims()[0] * X.dims()[1];
-  const int64_t size = product(X.dims(), 2, X.rank());
-  const Attribute* pa = ctx.attr("p");
-  const double p = pa == nullptr ? 2.0 : (pa->type == AttrType::kFloat ? pa->f : double(pa->i));
-  dispatchNumeric(X.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* x = dataAs<T>(X);
-      T* y = mutableDataAs<T>(Y);
-      for (int64_t pl = 0; pl < planes; ++pl) {
-        double acc = 0;
-        for (int64_t i = 0; i < size; ++i)
-          acc += std::pow(std::fabs(toDouble(x[pl * size + i])), p);
-        y[pl] = fromDouble<T>(std::pow(acc, 1.0 / p));
+        if (kind == PoolKind::kLp) {
+          y[pl] = fromDouble<T>(std::pow(acc, 1.0 / p));
+        } else {
+          y[pl] = fromDouble<T>(kind == PoolKind::kMax ? acc : acc / static_cast<double>(size));
+        }
       }
     }
   });
@@ -332,17 +296,17 @@ void computeMaxUnpool(ComputeContext& ctx) {
 void registerPoolOps(OpRegistry& r) {
   using namespace kernels;
   for (int v : {1, 7, 10, 11, 19, 22})
-    r.add({"", "AveragePool", v, inferAveragePool, computeAveragePool});
+    r.add({"", "AveragePool", v, inferPool<PoolKind::kAverage>, computePool<PoolKind::kAverage>});
   for (int v : {1, 8, 10, 11, 12, 22})
-    r.add({"", "MaxPool", v, inferMaxPool, computeMaxPool});
+    r.add({"", "MaxPool", v, inferPool<PoolKind::kMax>, computePool<PoolKind::kMax>});
   for (int v : {1, 2, 11, 18, 22})
-    r.add({"", "LpPool", v, inferLpPool, computeLpPool});
+    r.add({"", "LpPool", v, inferPool<PoolKind::kLp>, computePool<PoolKind::kLp>});
   for (int v : {1, 22}) {
-    r.add({"", "GlobalAveragePool", v, inferGlobalPool, computeGlobalAveragePool});
-    r.add({"", "GlobalMaxPool", v, inferGlobalPool, computeGlobalMaxPool});
+    r.add({"", "GlobalAveragePool", v, inferGlobalPool, computeGlobalPool<PoolKind::kAverage>});
+    r.add({"", "GlobalMaxPool", v, inferGlobalPool, computeGlobalPool<PoolKind::kMax>});
   }
   for (int v : {1, 2, 22})
-    r.add({"", "GlobalLpPool", v, inferGlobalPool, computeGlobalLpPool});
+    r.add({"", "GlobalLpPool", v, inferGlobalPool, computeGlobalPool<PoolKind::kLp>});
   for (int v : {9, 11, 22})
     r.add({"", "MaxUnpool", v, inferMaxUnpool, computeMaxUnpool});
 }

@@ -99,10 +99,18 @@ bool isInt8Like(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8;
 }
 
-void inferMatMulInteger(InferContext& ctx) {
+// Checks that x (input 0) and w (input wi) are int8 or uint8 and gives the output type: int32
+// (MatMulInteger, ConvInteger) or, for the QLinear ops, y_zero_point's (input 7, else x's).
+DataType integerOperandsOutputType(const InferContext& ctx, size_t wi, bool qlinear) {
   requireType(ctx, 0, isInt8Like(ctx.inputDtype(0)), "int8 or uint8");
-  requireType(ctx, 1, isInt8Like(ctx.inputDtype(1)), "int8 or uint8");
-  inferMatmulShape(ctx, DataType::kInt32, 0, 1);
+  requireType(ctx, wi, isInt8Like(ctx.inputDtype(wi)), "int8 or uint8");
+  if (!qlinear) return DataType::kInt32;
+  const DataType out = ctx.inputDtype(7);
+  return out == DataType::kUndefined ? ctx.inputDtype(0) : out;
+}
+
+void inferMatMulInteger(InferContext& ctx) {
+  inferMatmulShape(ctx, integerOperandsOutputType(ctx, 1, false), 0, 1);
 }
 
 void computeMatMulInteger(ComputeContext& ctx) {
@@ -113,11 +121,7 @@ void computeMatMulInteger(ComputeContext& ctx) {
 }
 
 void inferQLinearMatMul(InferContext& ctx) {
-  requireType(ctx, 0, isInt8Like(ctx.inputDtype(0)), "int8 or uint8");
-  requireType(ctx, 3, isInt8Like(ctx.inputDtype(3)), "int8 or uint8");
-  DataType out = ctx.inputDtype(7);
-  if (out == DataType::kUndefined) out = ctx.inputDtype(0);
-  inferMatmulShape(ctx, out, 0, 3);
+  inferMatmulShape(ctx, integerOperandsOutputType(ctx, 3, true), 0, 3);
 }
 
 void computeQLinearMatMul(ComputeContext& ctx) {
@@ -187,9 +191,7 @@ std::vector<int32_t> integerConv(const ComputeContext& ctx, const Tensor& X, con
 }
 
 void inferConvInteger(InferContext& ctx) {
-  requireType(ctx, 0, isInt8Like(ctx.inputDtype(0)), "int8 or uint8");
-  requireType(ctx, 1, isInt8Like(ctx.inputDtype(1)), "int8 or uint8");
-  inferConvLike(ctx, 0, 1, DataType::kInt32);
+  inferConvLike(ctx, 0, 1, integerOperandsOutputType(ctx, 1, false));
 }
 
 void computeConvInteger(ComputeContext& ctx) {
@@ -202,11 +204,7 @@ void computeConvInteger(ComputeContext& ctx) {
 }
 
 void inferQLinearConv(InferContext& ctx) {
-  requireType(ctx, 0, isInt8Like(ctx.inputDtype(0)), "int8 or uint8");
-  requireType(ctx, 3, isInt8Like(ctx.inputDtype(3)), "int8 or uint8");
-  DataType out = ctx.inputDtype(7);
-  if (out == DataType::kUndefined) out = ctx.inputDtype(0);
-  inferConvLike(ctx, 0, 3, out);
+  inferConvLike(ctx, 0, 3, integerOperandsOutputType(ctx, 3, true));
 }
 
 void computeQLinearConv(ComputeContext& ctx) {

@@ -152,7 +152,9 @@ int64_t layoutOf(const OpContext& ctx) {
 
 // ----------------------------------------------------------------- inference
 
-void inferRecurrent(InferContext& ctx, CellKind kind) {
+// One instance per cell kind: the registry takes plain functions.
+template <CellKind kind>
+void inferRecurrent(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   if (t != DataType::kUndefined && !isFloatType(t)) {
     ctx.unsupported("X has unsupported type " + std::string(dataTypeName(t)));
@@ -209,19 +211,10 @@ void inferRecurrent(InferContext& ctx, CellKind kind) {
   if (kind == CellKind::kLstm && ctx.numOutputs() > 2) ctx.setOutput(2, ot, yh);
 }
 
-void inferRnn(InferContext& ctx) {
-  inferRecurrent(ctx, CellKind::kRnn);
-}
-void inferGru(InferContext& ctx) {
-  inferRecurrent(ctx, CellKind::kGru);
-}
-void inferLstm(InferContext& ctx) {
-  inferRecurrent(ctx, CellKind::kLstm);
-}
-
 // ----------------------------------------------------------------- compute
 
-void computeRecurrent(ComputeContext& ctx, CellKind kind) {
+template <CellKind kind>
+void computeRecurrent(ComputeContext& ctx) {
   const int dirs = numDirections(ctx);
   const std::string direction = ctx.attrString("direction", "forward");
   const int64_t layout = layoutOf(ctx);
@@ -395,25 +388,15 @@ void computeRecurrent(ComputeContext& ctx, CellKind kind) {
   if (kind == CellKind::kLstm && ctx.hasOutput(2)) writeAll(ctx.output(2), yc);
 }
 
-void computeRnn(ComputeContext& ctx) {
-  computeRecurrent(ctx, CellKind::kRnn);
-}
-void computeGru(ComputeContext& ctx) {
-  computeRecurrent(ctx, CellKind::kGru);
-}
-void computeLstm(ComputeContext& ctx) {
-  computeRecurrent(ctx, CellKind::kLstm);
-}
-
 }  // namespace
 }  // namespace kernels
 
 void registerRecurrentOps(OpRegistry& r) {
   using namespace kernels;
   for (int v : {7, 14, 22}) {
-    r.add({"", "RNN", v, inferRnn, computeRnn});
-    r.add({"", "GRU", v, inferGru, computeGru});
-    r.add({"", "LSTM", v, inferLstm, computeLstm});
+    r.add({"", "RNN", v, inferRecurrent<CellKind::kRnn>, computeRecurrent<CellKind::kRnn>});
+    r.add({"", "GRU", v, inferRecurrent<CellKind::kGru>, computeRecurrent<CellKind::kGru>});
+    r.add({"", "LSTM", v, inferRecurrent<CellKind::kLstm>, computeRecurrent<CellKind::kLstm>});
   }
 }
 

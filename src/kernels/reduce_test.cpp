@@ -12,6 +12,7 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
@@ -20,20 +21,12 @@ namespace {
 
 namespace simd = kernels::reduce_simd;
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 18) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, 1);
-}
+const test::OpRunner run{18};
 
 constexpr auto floats = &test::floatValues;
 
 std::vector<float> randomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& f : v)
-    f = dist(rng);
-  return v;
+  return test::randomFloats(n, seed, -4.0f, 4.0f);
 }
 
 void expectNear(float got, float want, size_t n, const char* what) {

@@ -12,6 +12,7 @@
 
 #include "kernels/common.h"
 #include "kernels/indexing.h"
+#include "kernels/op_helpers.h"
 
 namespace onnxfold {
 namespace {
@@ -99,14 +100,6 @@ class Scatterer {
   Tensor& out_;
 };
 
-void inferScatterLike(InferContext& ctx) {
-  const DataType dt = ctx.inputDtype(0);
-  if (const Shape* s = ctx.inputShape(0))
-    ctx.setOutput(0, dt, *s);
-  else
-    ctx.setOutputUnknownRank(0, dt);
-}
-
 void computeScatterElements(ComputeContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& indices = ctx.input(1);
@@ -153,12 +146,8 @@ void computeScatterND(ComputeContext& ctx) {
   const int64_t slice = product(dd, k, dd.size());
   const std::vector<int64_t> strides = stridesOf(dd);
   Scatterer sc(ctx, updates, out, red);
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t off = 0;
-    for (size_t j = 0; j < k; ++j)
-      off += checkIndex(ctx, idx[static_cast<size_t>(t) * k + j], dd[j], "index") * strides[j];
-    sc(off, t * slice, slice);
-  }
+  for (int64_t t = 0; t < tuples; ++t)
+    sc(tupleOffset(ctx, idx, t, k, dd, strides, 0), t * slice, slice);
 }
 
 // TensorScatter (opset 24): writes `update` into a KV cache along `axis`.
@@ -209,12 +198,12 @@ void computeTensorScatter(ComputeContext& ctx) {
 
 void registerScatterOps(OpRegistry& r) {
   for (int v : {9, 11})
-    r.add({"", "Scatter", v, inferScatterLike, computeScatterElements});
+    r.add({"", "Scatter", v, inferSameAsInput0, computeScatterElements});
   for (int v : {11, 13, 16, 18})
-    r.add({"", "ScatterElements", v, inferScatterLike, computeScatterElements});
+    r.add({"", "ScatterElements", v, inferSameAsInput0, computeScatterElements});
   for (int v : {11, 13, 16, 18})
-    r.add({"", "ScatterND", v, inferScatterLike, computeScatterND});
-  r.add({"", "TensorScatter", 24, inferScatterLike, computeTensorScatter});
+    r.add({"", "ScatterND", v, inferSameAsInput0, computeScatterND});
+  r.add({"", "TensorScatter", 24, inferSameAsInput0, computeTensorScatter});
 }
 
 }  // namespace onnxfold

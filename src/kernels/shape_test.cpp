@@ -7,23 +7,16 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
 
 namespace onnxfold {
 namespace {
 
-std::vector<Tensor> run(const std::string& op, std::vector<Tensor> ins,
-                        std::vector<Attribute> attrs = {}, int64_t opset = 21) {
-  return test::runOp(op, std::move(ins), std::move(attrs), opset, 1);
-}
+const test::OpRunner run{21};
 
-std::vector<int64_t> ints(const Tensor& t) {
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    v.push_back(t.at<int64_t>(static_cast<size_t>(i)));
-  return v;
-}
+using test::ints;
 
 TEST(ShapeOps, ShapeOfSymbolicInputIsSymbolic) {
   test::ModelBuilder b(17);

@@ -13,8 +13,10 @@ namespace kernels {
 namespace {
 
 // Inputs R, T, then `groups` lists of n tensors; outputs are the updated lists
-// after the first (X, [V,] [H]), each shaped like X.
-void inferOptimizer(InferContext& ctx, int groups) {
+// after the first (X, [V,] [H]), each shaped like X. `groups` is 3 for Adagrad and Momentum,
+// 4 for Adam; one instance each, as the registry takes plain functions.
+template <int groups>
+void inferOptimizer(InferContext& ctx) {
   const size_t n_in = ctx.numInputs();
   if (n_in < 2 || (n_in - 2) % static_cast<size_t>(groups) != 0) {
     ctx.fail("expected R, T and " + std::to_string(groups) + " lists of equal length");
@@ -30,17 +32,8 @@ void inferOptimizer(InferContext& ctx, int groups) {
   }
 }
 
-void inferAdagrad(InferContext& ctx) {
-  inferOptimizer(ctx, 3);
-}
-void inferMomentum(InferContext& ctx) {
-  inferOptimizer(ctx, 3);
-}
-void inferAdam(InferContext& ctx) {
-  inferOptimizer(ctx, 4);
-}
-
-void computeOptimizer(ComputeContext& ctx, int groups) {
+template <int groups>
+void computeOptimizer(ComputeContext& ctx) {
   const double R = scalarAsDouble(ctx, ctx.input(0));
   const double T = scalarAsDouble(ctx, ctx.input(1));
   const size_t n = (ctx.numInputs() - 2) / static_cast<size_t>(groups);
@@ -94,24 +87,14 @@ void computeOptimizer(ComputeContext& ctx, int groups) {
   }
 }
 
-void computeAdagrad(ComputeContext& ctx) {
-  computeOptimizer(ctx, 3);
-}
-void computeMomentum(ComputeContext& ctx) {
-  computeOptimizer(ctx, 3);
-}
-void computeAdam(ComputeContext& ctx) {
-  computeOptimizer(ctx, 4);
-}
-
 }  // namespace
 }  // namespace kernels
 
 void registerTrainingOps(OpRegistry& r) {
   using namespace kernels;
-  r.add({"ai.onnx.preview.training", "Adagrad", 1, inferAdagrad, computeAdagrad});
-  r.add({"ai.onnx.preview.training", "Momentum", 1, inferMomentum, computeMomentum});
-  r.add({"ai.onnx.preview.training", "Adam", 1, inferAdam, computeAdam});
+  r.add({"ai.onnx.preview.training", "Adagrad", 1, inferOptimizer<3>, computeOptimizer<3>});
+  r.add({"ai.onnx.preview.training", "Momentum", 1, inferOptimizer<3>, computeOptimizer<3>});
+  r.add({"ai.onnx.preview.training", "Adam", 1, inferOptimizer<4>, computeOptimizer<4>});
 }
 
 }  // namespace onnxfold

@@ -67,11 +67,17 @@ int64_t blockSize(const OpContext& ctx) {
   return b;
 }
 
-void inferDepthToSpace(InferContext& ctx) {
+// A dim of the result: d * f, or d / f when `divide` (failing with `why` unless f divides d).
+Dim blockDim(InferContext& ctx, const Dim& d, int64_t f, bool divide, const char* why) {
+  if (!d.isKnown()) return ctx.newSymbol();
+  if (!divide) return Dim::known(ctx.sizeMul(d.value, f));
+  if (d.value % f != 0) ctx.fail(why);
+  return Dim::known(d.value / f);
+}
+
+// [N, C, H, W] -> [N, C / b^2, H * b, W * b] (DepthToSpace, `to_space`) or the reverse.
+void inferBlockShape(InferContext& ctx, int64_t b, bool to_space) {
   const DataType dt = ctx.inputDtype(0);
-  const int64_t b = blockSize(ctx);
-  const std::string mode = ctx.attrString("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be DCR or CRD");
   const Shape* in = ctx.inputShape(0);
   if (in == nullptr) {
     ctx.setOutput(0, dt, unknownDims(ctx, 4));
@@ -79,14 +85,20 @@ void inferDepthToSpace(InferContext& ctx) {
   }
   if (in->rank() != 4) ctx.fail("input must be 4-D");
   Shape out = *in;
-  const Dim& c = in->dims[1];
-  if (c.isKnown() && c.value % (b * b) != 0) ctx.fail("channels are not divisible by blocksize^2");
-  out.dims[1] = c.isKnown() ? Dim::known(c.value / (b * b)) : ctx.newSymbol();
+  out.dims[1] =
+      blockDim(ctx, in->dims[1], b * b, to_space, "channels are not divisible by blocksize^2");
   for (size_t k = 2; k < 4; ++k) {
     out.dims[k] =
-        in->dims[k].isKnown() ? Dim::known(ctx.sizeMul(in->dims[k].value, b)) : ctx.newSymbol();
+        blockDim(ctx, in->dims[k], b, !to_space, "spatial dims are not divisible by blocksize");
   }
   ctx.setOutput(0, dt, out);
+}
+
+void inferDepthToSpace(InferContext& ctx) {
+  const int64_t b = blockSize(ctx);
+  const std::string mode = ctx.attrString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be DCR or CRD");
+  inferBlockShape(ctx, b, true);
 }
 
 // Both ops are a 6-D transpose of a reshaped input.
@@ -108,23 +120,7 @@ void computeDepthToSpace(ComputeContext& ctx) {
 }
 
 void inferSpaceToDepth(InferContext& ctx) {
-  const DataType dt = ctx.inputDtype(0);
-  const int64_t b = blockSize(ctx);
-  const Shape* in = ctx.inputShape(0);
-  if (in == nullptr) {
-    ctx.setOutput(0, dt, unknownDims(ctx, 4));
-    return;
-  }
-  if (in->rank() != 4) ctx.fail("input must be 4-D");
-  Shape out = *in;
-  const Dim& c = in->dims[1];
-  out.dims[1] = c.isKnown() ? Dim::known(ctx.sizeMul(c.value, b * b)) : ctx.newSymbol();
-  for (size_t k = 2; k < 4; ++k) {
-    const Dim& d = in->dims[k];
-    if (d.isKnown() && d.value % b != 0) ctx.fail("spatial dims are not divisible by blocksize");
-    out.dims[k] = d.isKnown() ? Dim::known(d.value / b) : ctx.newSymbol();
-  }
-  ctx.setOutput(0, dt, out);
+  inferBlockShape(ctx, blockSize(ctx), false);
 }
 
 void computeSpaceToDepth(ComputeContext& ctx) {

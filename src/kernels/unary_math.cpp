@@ -109,6 +109,8 @@ void inferNeg(InferContext& ctx) {
     Dim d;
     if (e.known)
       d.value = dt == DataType::kInt32 ? static_cast<int32_t>(wrapNeg(e.v)) : wrapNeg(e.v);
+    else
+      d = ctx.newSymbol();  // unnamed, it would read as the value -1
     out.push_back(d);
   }
   ctx.setOutputSymbolic(0, std::move(out));
@@ -118,10 +120,7 @@ void inferNeg(InferContext& ctx) {
 template <uint32_t kMask>
 void inferUnaryBool(InferContext& ctx) {
   requireType(ctx, ctx.inputDtype(0), kMask);
-  if (const Shape* s = ctx.inputShape(0))
-    ctx.setOutput(0, DataType::kBool, *s);
-  else
-    ctx.setOutputUnknownRank(0, DataType::kBool);
+  kernels::setSameShape(ctx, 0, DataType::kBool, 0);
 }
 
 // float8 NaN/Inf by bit pattern: E4M3FN has NaN at S.1111.111 and no Inf; the

@@ -21,8 +21,7 @@ using namespace kernels::elementwise;
 // symbols elementwise (Where(Equal(s, 0), default, s) in exported shape code).
 void propagateSymbolicWhere(InferContext& ctx) {
   const DataType dt = ctx.inputDtype(1);
-  if (dt != DataType::kInt64 && dt != DataType::kInt32) return;
-  if (ctx.allInputValuesKnown()) return;
+  if (!symbolicCandidate(ctx, dt)) return;
   const Tensor* c = ctx.inputValue(0);
   if (c == nullptr || c->dtype() != DataType::kBool || c->rank() > 1) return;
   std::optional<SymPair> p = symbolicPair(ctx, 1, 2);
@@ -31,34 +30,11 @@ void propagateSymbolicWhere(InferContext& ctx) {
   if (nc != p->n && nc != 1 && p->n != 1) return;
   const size_t n = std::max(nc, p->n);
   std::vector<SymElem> r(n);
-  bool all_known = true;
   for (size_t i = 0; i < n; ++i) {
     const size_t k = p->n == 1 ? 0 : i;
     r[i] = c->at<bool>(nc == 1 ? 0 : i) ? p->a[k] : p->b[k];
-    all_known = all_known && r[i].known;
   }
-  const bool scalar = p->scalar && c->rank() == 0;
-  if (all_known) {
-    Tensor t(dt, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(n)});
-    for (size_t i = 0; i < n; ++i) {
-      if (dt == DataType::kInt64)
-        mutableDataAs<int64_t>(t)[i] = r[i].v;
-      else
-        mutableDataAs<int32_t>(t)[i] = static_cast<int32_t>(r[i].v);
-    }
-    ctx.setOutputValue(0, std::move(t));
-    return;
-  }
-  SymbolicValue out;
-  for (const SymElem& z : r) {
-    Dim d = z.dim;
-    if (z.known) {
-      d = Dim();
-      d.value = z.v;
-    }
-    out.push_back(d);
-  }
-  ctx.setOutputSymbolic(0, std::move(out));
+  setSymbolicResult(ctx, dt, r, p->scalar && c->rank() == 0);
 }
 
 // ------------------------------------------------------------ Where
@@ -139,10 +115,7 @@ void inferClip(InferContext& ctx) {
       if (n != 1) ctx.fail(std::string(i == 1 ? "min" : "max") + " must be a scalar");
     }
   }
-  if (const Shape* s = ctx.inputShape(0))
-    ctx.setOutput(0, t, *s);
-  else
-    ctx.setOutputUnknownRank(0, t);
+  kernels::setSameShape(ctx, 0, t, 0);
 }
 
 void computeClip(ComputeContext& ctx) {
