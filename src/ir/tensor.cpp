@@ -53,11 +53,31 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes)
   assert(buffer_.size() == rawByteSize(dtype_, numElements()));
 }
 
+Tensor Tensor::sequence(DataType elem, std::vector<Tensor> elements) {
+  Tensor t;
+  t.kind_ = Kind::kSequence;
+  t.dtype_ = elem;
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+Tensor Tensor::none() {
+  Tensor t;
+  t.kind_ = Kind::kNone;
+  return t;
+}
+
 int64_t Tensor::numElements() const {
   return checkedElementCount(dims_);
 }
 
 uint64_t Tensor::storedBytes() const {
+  if (kind_ == Kind::kSequence) {
+    uint64_t n = 0;
+    for (const Tensor& e : *elements_)
+      n += e.storedBytes();
+    return n;
+  }
   if (dtype_ != DataType::kString) return buffer_.size();
   uint64_t n = 0;
   for (const std::string& s : strings_)
@@ -87,6 +107,13 @@ uint8_t* Tensor::mutableBytes() {
 
 Tensor Tensor::aligned() const {
   Tensor t = *this;
+  if (kind_ == Kind::kSequence) {
+    std::vector<Tensor> e;
+    for (const Tensor& x : *elements_)
+      e.push_back(x.aligned());
+    t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(e));
+    return t;
+  }
   if (!buffer_.isAligned(16)) t.buffer_ = Buffer::copyOf(buffer_.data(), buffer_.size());
   return t;
 }
@@ -127,7 +154,14 @@ bool forEachChunk(const Buffer& a, const Buffer* b, F&& f) {
 }  // namespace
 
 bool Tensor::sameContent(const Tensor& o) const {
-  if (dtype_ != o.dtype_ || dims_ != o.dims_) return false;
+  if (kind_ != o.kind_ || dtype_ != o.dtype_ || dims_ != o.dims_) return false;
+  if (kind_ == Kind::kSequence) {
+    if (elements_->size() != o.elements_->size()) return false;
+    for (size_t i = 0; i < elements_->size(); ++i) {
+      if (!(*elements_)[i].sameContent((*o.elements_)[i])) return false;
+    }
+    return true;
+  }
   if (dtype_ == DataType::kString) return strings_ == o.strings_;
   if (buffer_.size() != o.buffer_.size()) return false;
   const Buffer& a = buffer_;

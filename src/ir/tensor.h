@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,6 +33,11 @@ struct ExternalDataRef {
 
 class Tensor {
  public:
+  // What the evaluator computes is a tensor, or for sequence and optional types a sequence
+  // of tensors or an empty optional (an optional holding a value is that value). Only
+  // plain tensors are initializers; the others live while a model is folded.
+  enum class Kind : uint8_t { kPlain, kSequence, kNone };
+
   Tensor() = default;
   // Allocates zeroed storage for the given shape (or empty strings for STRING).
   Tensor(DataType dtype, std::vector<int64_t> dims);
@@ -39,6 +45,15 @@ class Tensor {
   static Tensor uninitialized(DataType dtype, std::vector<int64_t> dims);
   // Wraps existing raw bytes. Precondition: bytes.size() == rawByteSize(dtype, numElements).
   Tensor(DataType dtype, std::vector<int64_t> dims, Buffer bytes);
+
+  // A sequence of `elements`, each of dtype `elem` (kept for an empty sequence).
+  static Tensor sequence(DataType elem, std::vector<Tensor> elements);
+  // An optional without a value.
+  static Tensor none();
+  Kind kind() const { return kind_; }
+  bool isPlain() const { return kind_ == Kind::kPlain; }
+  // Precondition: kind() == kSequence.
+  const std::vector<Tensor>& elements() const { return *elements_; }
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& dims() const { return dims_; }
@@ -105,6 +120,8 @@ class Tensor {
   uint64_t sampleHash() const;
 
  private:
+  Kind kind_ = Kind::kPlain;
+  std::shared_ptr<const std::vector<Tensor>> elements_;  // kSequence
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> dims_;
   Buffer buffer_;

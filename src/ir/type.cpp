@@ -31,6 +31,20 @@ Type Type::tensor(DataType e, std::optional<Shape> s) {
   return t;
 }
 
+Type Type::sequence(Type e) {
+  Type t;
+  t.kind = Kind::kSequence;
+  t.elem = std::make_unique<Type>(std::move(e));
+  return t;
+}
+
+Type Type::optional(Type e) {
+  Type t;
+  t.kind = Kind::kOptional;
+  t.elem = std::make_unique<Type>(std::move(e));
+  return t;
+}
+
 bool Type::operator==(const Type& o) const {
   if (kind != o.kind || elem_type != o.elem_type || !(shape == o.shape) ||
       denotation != o.denotation || unknown_fields != o.unknown_fields ||

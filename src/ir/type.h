@@ -59,6 +59,8 @@ class Type {
   Type& operator=(Type&&) = default;
 
   static Type tensor(DataType elem, std::optional<Shape> shape = std::nullopt);
+  static Type sequence(Type elem);
+  static Type optional(Type elem);
 
   Kind kind = Kind::kNone;
   // Tensor / sparse tensor element type; the key type for maps.

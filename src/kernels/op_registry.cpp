@@ -72,7 +72,7 @@ const Shape* InferContext::inputShape(size_t i) const {
 std::optional<SymbolicValue> InferContext::inputSymbolic(size_t i) const {
   if (i < input_symbolic.size() && input_symbolic[i] != nullptr) return *input_symbolic[i];
   const Tensor* v = inputValue(i);
-  if (v == nullptr || v->rank() > 1) return std::nullopt;
+  if (v == nullptr || !v->isPlain() || v->rank() > 1) return std::nullopt;
   if (v->dtype() != DataType::kInt64 && v->dtype() != DataType::kInt32) return std::nullopt;
   SymbolicValue out;
   const auto n = static_cast<size_t>(v->numElements());
@@ -138,6 +138,7 @@ Tensor& ComputeContext::output(size_t i) const {
 OpRegistry::OpRegistry() {
   registerUnaryMathOps(*this);
   registerActivationOps(*this);
+  registerSwiGLUOps(*this);
   registerBinaryOps(*this);
   registerWhereClipDropoutOps(*this);
   registerCastOps(*this);
@@ -173,6 +174,8 @@ OpRegistry::OpRegistry() {
   registerImageCodecOps(*this);
   registerMlOps(*this);
   registerTrainingOps(*this);
+  registerSequenceOps(*this);
+  registerFlexAttentionOps(*this);
 }
 
 const OpRegistry& OpRegistry::instance() {
@@ -203,6 +206,16 @@ void bindInputTypes(InferContext& ic, const std::vector<const Tensor*>& inputs,
   types.resize(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) continue;
+    if (inputs[i]->kind() == Tensor::Kind::kSequence) {
+      types[i] = Type::sequence(Type::tensor(inputs[i]->dtype()));
+      ic.input_types[i] = &types[i];
+      continue;
+    }
+    if (inputs[i]->kind() == Tensor::Kind::kNone) {
+      types[i] = Type::optional(Type());
+      ic.input_types[i] = &types[i];
+      continue;
+    }
     types[i] = Type::tensor(inputs[i]->dtype());
     types[i].shape.emplace();
     for (int64_t d : inputs[i]->dims())
@@ -214,7 +227,7 @@ void bindInputTypes(InferContext& ic, const std::vector<const Tensor*>& inputs,
 // ONNX bools are bytes, and a hostile model may store 86 where it means true: reading that as
 // a C++ bool is undefined (UBSan caught it in Cast), so kernels see 0 and 1 only.
 Tensor withCanonicalBools(Tensor t) {
-  if (t.dtype() != DataType::kBool || !t.isLoaded()) return t;
+  if (!t.isPlain() || t.dtype() != DataType::kBool || !t.isLoaded()) return t;
   const uint8_t* b = t.bytes();
   size_t i = 0;
   while (i < t.byteSize() && b[i] <= 1)
@@ -258,7 +271,7 @@ std::optional<Type> inferOutputType(const Node& node, int64_t opset,
 }
 
 std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
-                                 const std::vector<const Tensor*>& inputs) {
+                                 const std::vector<const Tensor*>& inputs, const SubgraphEnv* env) {
   const OpEntry* entry = OpRegistry::instance().find(node.domain, node.op_type, opset);
   const std::string op = (node.domain.empty() ? "" : node.domain + "::") + node.op_type;
   if (entry == nullptr) {
@@ -280,6 +293,7 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
 
   std::vector<Tensor> outputs(node.numOutputs());
   ComputeContext cc(node, opset);
+  cc.subgraph_env = env;
   for (size_t i = 0; i < inputs.size(); ++i)
     cc.inputs.push_back(inputs[i] ? &aligned[i] : nullptr);
   cc.outputs.assign(node.numOutputs(), nullptr);
@@ -291,6 +305,10 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
       continue;
     }
     all_given = false;
+    if (entry->flags & kOpSizesOutputs) {
+      cc.outputs[i] = &outputs[i];
+      continue;
+    }
     const Type& t = ic.output_types[i];
     if (t.kind != Type::Kind::kTensor || !t.shape || !t.shape->isStatic()) {
       throw Error(op + ": output " + std::to_string(i) +

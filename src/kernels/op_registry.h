@@ -22,6 +22,8 @@
 
 namespace onnxfold {
 
+struct SubgraphEnv;  // kernels/subgraph_eval.h
+
 // Contents of a small int64 tensor (rank 0 or 1) whose elements are each known
 // or symbolic: the value of Shape(x) for x: [batch, 3] is {batch, 3}.
 using SymbolicValue = std::vector<Dim>;
@@ -116,6 +118,9 @@ class ComputeContext : public OpContext {
   // 16-byte aligned data (unless the op is kOpUnalignedInputs); null for omitted inputs
   std::vector<const Tensor*> inputs;
   std::vector<Tensor*> outputs;  // null for omitted outputs
+  // What an op evaluating its graph attributes (kOpEvaluatesSubgraphs) needs beyond its inputs:
+  // the model's opsets and the captured values. Null when the caller gives none.
+  const SubgraphEnv* subgraph_env = nullptr;
 };
 
 using InferFn = void (*)(InferContext&);
@@ -130,6 +135,12 @@ enum OpFlags : uint32_t {
   // The kernel reads its inputs through memcpy, so a weight viewed in the model's
   // bytes at any offset is used as it is (no aligned copy first).
   kOpUnalignedInputs = 1u << 2,
+  // The kernel evaluates the node's graph attributes itself (FlexAttention's score_mod), so
+  // the node folds like any other instead of being left as control flow.
+  kOpEvaluatesSubgraphs = 1u << 3,
+  // The kernel gives its outputs their dtype and shape (Loop's are known only once it has
+  // run): they are handed to compute() empty.
+  kOpSizesOutputs = 1u << 4,
 };
 
 struct OpEntry {
@@ -159,6 +170,7 @@ class OpRegistry {
 // One registration function per op family file (kernels/<family>.cpp).
 void registerUnaryMathOps(OpRegistry& r);   // unary_math.cpp: Abs, Exp, ..., Not, IsNaN, IsInf
 void registerActivationOps(OpRegistry& r);  // activations.cpp: Relu, PRelu, Sigmoid, Gelu, ...
+void registerSwiGLUOps(OpRegistry& r);      // swiglu.cpp: SwiGLU
 void registerBinaryOps(OpRegistry& r);      // binary.cpp: arithmetic, logic, compare, Max/Sum, ...
 void registerWhereClipDropoutOps(OpRegistry& r);  // where_clip_dropout.cpp: Where, Clip, Dropout
 void registerCastOps(OpRegistry& r);              // cast.cpp: Cast, CastLike, BitCast
@@ -186,7 +198,8 @@ void registerGridSampleOps(OpRegistry& r);   // grid_sample.cpp: GridSample, Aff
 void registerDetectionOps(OpRegistry& r);    // detection.cpp: RoiAlign, MaxRoiPool, NMS
 void registerRecurrentOps(OpRegistry& r);    // recurrent.cpp: RNN, LSTM, GRU
 void registerSignalOps(OpRegistry& r);       // signal.cpp: DFT, STFT, window functions, ...
-void registerControlFlowOps(OpRegistry& r);  // control_flow.cpp: If, Loop, Scan (rules only)
+void registerControlFlowOps(OpRegistry& r);  // control_flow.cpp: If, Loop, Scan
+void registerSequenceOps(OpRegistry& r);     // sequence.cpp: Sequence*, Optional*
 void registerLossOps(OpRegistry& r);         // losses.cpp: NegativeLogLikelihoodLoss, SCE loss
 void registerDetOps(OpRegistry& r);          // det.cpp: Det
 void registerRandomOps(OpRegistry& r);       // random.cpp: Random*, Bernoulli, ... (rules only)
@@ -194,6 +207,7 @@ void registerStringOps(OpRegistry& r);       // strings.cpp: StringSplit, ..., T
 void registerImageCodecOps(OpRegistry& r);   // image_codec.cpp: ImageDecoder
 void registerMlOps(OpRegistry& r);           // ml.cpp: ai.onnx.ml LabelEncoder, TreeEnsemble, ...
 void registerTrainingOps(OpRegistry& r);     // training.cpp: ai.onnx.preview.training optimizers
+void registerFlexAttentionOps(OpRegistry& r);  // flex_attention.cpp: ai.onnx.preview
 
 // The static tensor type infer() gives output `output` of `node` on these inputs, reading the
 // values of inputs of at most `max_value_elements` only; nullopt when it gives none, or when
@@ -205,7 +219,9 @@ std::optional<Type> inferOutputType(const Node& node, int64_t opset,
 // Runs infer() then compute() on constant inputs; returns the outputs (null
 // entries for omitted outputs stay default-constructed). Throws Error when
 // the op has no entry or kernel at this opset, or when the inputs are invalid.
+// `env` is handed to kernels that evaluate subgraphs (kOpEvaluatesSubgraphs).
 std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
-                                 const std::vector<const Tensor*>& inputs);
+                                 const std::vector<const Tensor*>& inputs,
+                                 const SubgraphEnv* env = nullptr);
 
 }  // namespace onnxfold

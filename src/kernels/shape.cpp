@@ -130,8 +130,12 @@ void inferShape(InferContext& ctx) {
     return;
   }
   ctx.setOutput(0, DataType::kInt64, std::vector<int64_t>{end - start});
-  for (Dim& d : dims)
+  for (Dim& d : dims) {
     d.denotation.clear();
+    // An unnamed unknown dim gets a symbol of its own: left as it is it would read as a
+    // literal -1 (a Reshape target's "infer this one") wherever the shape goes.
+    if (!d.isKnown() && d.param.empty()) d = ctx.newSymbol();
+  }
   ctx.setOutputSymbolic(0, std::move(dims));
 }
 
@@ -364,13 +368,9 @@ void inferIdentity(InferContext& ctx) {
   if (auto sym = ctx.inputSymbolic(0)) ctx.setOutputSymbolic(0, *sym);
 }
 
+// The input itself (its storage shared, copied on write): a tensor, a sequence or an optional.
 void computeIdentity(ComputeContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  Tensor& out = ctx.output(0);
-  if (in.dtype() == DataType::kString)
-    out.mutableStrings() = in.strings();
-  else if (in.byteSize() != 0)
-    std::memcpy(out.mutableBytes(), in.bytes(), in.byteSize());
+  ctx.output(0) = ctx.input(0);
 }
 
 }  // namespace
@@ -389,7 +389,7 @@ void registerShapeOps(OpRegistry& r) {
   for (int v : {9, 22})
     r.add({"", "EyeLike", v, inferEyeLike, computeEyeLike});
   for (int v : {1, 13, 14, 16, 19, 21, 23, 24, 25})
-    r.add({"", "Identity", v, inferIdentity, computeIdentity});
+    r.add({"", "Identity", v, inferIdentity, computeIdentity, kOpSizesOutputs});
 }
 
 }  // namespace onnxfold

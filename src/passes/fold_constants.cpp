@@ -26,11 +26,14 @@
 #include <unordered_map>
 
 #include "kernels/op_registry.h"
+#include "kernels/subgraph_eval.h"
 #include "passes/fold_policy.h"
 #include "passes/fold_recipe.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
 #include "passes/rewrite.h"
+#include "passes/shape_chains.h"
+#include "passes/structured_values.h"
 
 namespace onnxfold {
 
@@ -93,7 +96,9 @@ class FoldConstants : public Pass {
     return freed;
   }
 
-  bool inlineConstantIf(Rewriter& rw, Node* n, Propagation& prop, PassContext& ctx) {
+  // Replaces `n` by its taken branch; `first` is set to the first inlined node (or to what
+  // followed n), where the walk goes on: the branch's nodes fold in the same run.
+  bool inlineConstantIf(Rewriter& rw, Node* n, Propagation& prop, PassContext& ctx, Node*& first) {
     const Tensor* cond = prop.knownValue(n->input(0));
     if (cond == nullptr || cond->numElements() != 1 || cond->dtype() != DataType::kBool)
       return false;
@@ -111,6 +116,7 @@ class FoldConstants : public Pass {
     };
     for (const Node* bn : branch.nodes()) {
       Node* copy = rw.clone(*bn, mapValue, n);
+      if (first == nullptr) first = copy;
       for (size_t i = 0; i < bn->numOutputs(); ++i) {
         if (bn->output(i) != nullptr) map[bn->output(i)] = copy->output(i);
       }
@@ -129,17 +135,23 @@ class FoldConstants : public Pass {
   bool foldGraph(Model& model, Graph& g, Propagation& prop, PassContext& ctx, bool explain) {
     bool changed = false;
     Rewriter rw(model, g, /*notify=*/false);  // one walk in order: no worklist to tell
-    for (Node* n : g.nodes()) {
+    Node* next = nullptr;
+    for (Node* n = g.firstNode(); n != nullptr; n = next) {
+      next = n->next();
       if (n->hasSubgraphs()) {
-        if (n->isOp("If") && inlineConstantIf(rw, n, prop, ctx)) {
+        Node* inlined = nullptr;
+        if (n->isOp("If") && inlineConstantIf(rw, n, prop, ctx, inlined)) {
+          if (inlined != nullptr) next = inlined;
           changed = true;
           continue;
         }
         prop.seedSubgraphInputs(*n);
         n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(model, sg, prop, ctx, false); });
-        prop.inferNode(*n);
-        if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");
-        continue;
+        if (!evaluatesSubgraphs(*n, prop)) {
+          prop.inferNode(*n);
+          if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");
+          continue;
+        }
       }
       const NodeInference inf = prop.inferNode(*n);
       // Outputs whose content propagation already knows (Constant, Shape of a
@@ -160,6 +172,12 @@ class FoldConstants : public Pass {
       } else {
         std::string why = whyNot(n, inf, prop, ctx);
         if (!why.empty()) {
+          if (std::optional<Tensor> shape = constantShapeInput(*n, prop)) {
+            rw.setInput(n, 1, rw.constant(std::move(*shape), n->input(1)->name() + "_const"));
+            ctx.count("shape chains made constant");
+            changed = true;
+            why = whyNot(n, inf, prop, ctx);  // now about the data alone
+          }
           if (explain) ctx.explain(*n, std::move(why));
           continue;
         }
@@ -180,7 +198,10 @@ class FoldConstants : public Pass {
           if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs, types)) {
             outs.push_back(std::move(*later));
           } else {
-            outs = evaluateNode(*n, inf.opset, inputs);
+            int64_t steps = kSubgraphSteps;
+            SubgraphEnv env = subgraphEnv(*n, prop);
+            env.steps_left = &steps;
+            outs = evaluateNode(*n, inf.opset, inputs, &env);
           }
         } catch (const std::exception& e) {
           if (explain) ctx.explain(*n, std::string("evaluation failed: ") + e.what());
@@ -198,17 +219,48 @@ class FoldConstants : public Pass {
         ctx.count("folds skipped (size budget)");
         continue;
       }
-      for (size_t i = 0; i < outs.size(); ++i) {
-        if (Value* v = n->output(i)) {
-          rw.replaceWithConstant(v, std::move(outs[i]));
-          prop.forget(v);  // the value dies with its node; its address may be reused
-        }
-      }
+      if (!replaceOutputs(rw, n, outs, prop)) continue;
       if (allOutputsDead(n)) rw.erase(n);
       ctx.count("nodes folded");
       changed = true;
     }
     return changed;
+  }
+
+  // Replaces n's outputs by what they were computed to be: tensors become initializers,
+  // sequences and optionals their canonical form (structured_values.h). False when n stays
+  // (it is that form already, or an output cannot be written): its values are then kept as
+  // facts, so the nodes reading them still fold.
+  static bool replaceOutputs(Rewriter& rw, Node* n, std::vector<Tensor>& outs, Propagation& prop) {
+    bool structured = false, buildable = true;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const Value* v = n->output(i);
+      if (v == nullptr) continue;
+      const Type& t = prop.typeOf(v);
+      if (outs[i].isPlain() && t.kind != Type::Kind::kOptional) continue;
+      structured = true;
+      buildable = buildable && canBuildStructure(t, outs[i]);
+    }
+    if (structured && (isCanonicalStructure(*n) || !buildable)) {
+      for (size_t i = 0; i < outs.size(); ++i) {
+        if (n->output(i) != nullptr) prop.setValue(n->output(i), std::move(outs[i]));
+      }
+      return false;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Value* v = n->output(i);
+      if (v == nullptr) continue;
+      const Type t = prop.typeOf(v);
+      if (outs[i].isPlain() && t.kind != Type::Kind::kOptional) {
+        rw.replaceWithConstant(v, std::move(outs[i]));
+      } else {
+        Value* built = buildStructure(rw, n, t, outs[i], v->name());
+        rw.replaceValue(v, built);
+        prop.setValue(built, std::move(outs[i]));
+      }
+      prop.forget(v);  // the value dies with its node; its address may be reused
+    }
+    return true;
   }
 
   // A large single result (a transposed, scaled or cast weight) is not computed now: it
@@ -248,6 +300,23 @@ class FoldConstants : public Pass {
       held.push_back(in ? std::optional<Tensor>(*in) : std::nullopt);
     return FoldRecipe::deferred(
         std::make_shared<FoldRecipe>(n, opset, std::move(held), 0, t->elem_type, dims));
+  }
+
+  // Whether n's kernel runs n's subgraphs itself (FlexAttention's score_mod), so n folds
+  // like any other node rather than staying as control flow.
+  static bool evaluatesSubgraphs(const Node& n, const Propagation& prop) {
+    const OpEntry* e =
+        OpRegistry::instance().find(n.domain, n.op_type, prop.opsetFor(*n.graph(), n.domain));
+    return e != nullptr && e->compute != nullptr && (e->flags & kOpEvaluatesSubgraphs) != 0;
+  }
+
+  // What such a kernel needs beyond its inputs: the opsets in force at n, and the values the
+  // fold knows (the subgraphs may use values of the enclosing graphs).
+  static SubgraphEnv subgraphEnv(const Node& n, const Propagation& prop) {
+    return {[&prop, g = n.graph()](std::string_view domain) {
+              return prop.opsetFor(*g, std::string(domain));
+            },
+            [&prop](const Value* v) { return prop.knownValue(v); }};
   }
 
   // Reasons never to fold `n`, whatever is known of its inputs (shared with split-constants).

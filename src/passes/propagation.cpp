@@ -1,9 +1,49 @@
 #include "passes/propagation.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 #include "ir/printer.h"
 
 namespace onnxfold {
+
+namespace {
+
+// One more than the largest N of the "unk__N" symbols in `t`.
+int nextSymbolAfter(const Type& t, int next) {
+  if (t.shape) {
+    for (const Dim& d : t.shape->dims) {
+      if (d.param.rfind("unk__", 0) != 0) continue;
+      const std::string digits = d.param.substr(5);
+      if (digits.empty() || digits.size() > 9 ||
+          digits.find_first_not_of("0123456789") != std::string::npos)
+        continue;
+      next = std::max(next, std::stoi(digits) + 1);
+    }
+  }
+  return t.elem ? nextSymbolAfter(*t.elem, next) : next;
+}
+
+int nextSymbolIn(const Graph& g, int next) {
+  for (const Value* v : g.inputs())
+    next = nextSymbolAfter(v->type, next);
+  for (const Node* n : g.nodes()) {
+    for (const Value* v : n->outputs()) {
+      if (v != nullptr) next = nextSymbolAfter(v->type, next);
+    }
+    n->forEachSubgraph([&next](Graph& sg) { next = nextSymbolIn(sg, next); });
+  }
+  return next;
+}
+
+}  // namespace
+
+Propagation::Propagation(const Model& model, bool refine_types)
+    : model_(model), refine_types_(refine_types) {
+  symbol_counter_ = nextSymbolIn(*model.graph, 0);
+  for (const Function& f : model.functions)
+    symbol_counter_ = nextSymbolIn(*f.body, symbol_counter_);
+}
 
 namespace {
 

@@ -38,8 +38,9 @@ class Propagation {
  public:
   // refine_types: merge what inference learns into Value::type (the passes); false keeps
   // it in the Propagation and leaves the model as it is (validation).
-  explicit Propagation(const Model& model, bool refine_types = true)
-      : model_(model), refine_types_(refine_types) {}
+  // Fresh symbols ("unk__N") start past every one the model's types already hold: types
+  // refined by an earlier walk keep theirs, and two dims named alike are taken as equal.
+  explicit Propagation(const Model& model, bool refine_types = true);
 
   // The type of `v` as known now: declared, or refined by inference.
   const Type& typeOf(const Value* v) const;
