@@ -39,6 +39,15 @@ export interface OptimizeOptions {
   foldDequantizeWeights?: boolean;
   /** Quantization finalize mode. Default '' (off). */
   quant?: QuantMode;
+  /**
+   * After the pipeline, convert float32 weights and computation to float16 (about half the
+   * size): the graph's inputs and outputs stay float32 (one Cast at the boundary), and ops that
+   * overflow or lose precision in float16 (Softmax, Exp, Pow, Range, shape arithmetic, ...) stay
+   * float32. The report's `convert-float16` pass lists what stayed float32 and why.
+   * Settings in `extra`: `convert-float16.keep-io-types` ('false': inputs and outputs become
+   * float16 too), `convert-float16.block` / `.allow` (ops added to / removed from the block list).
+   */
+  float16?: boolean;
   /** The input's external-data files by location (as written in the model). */
   externalData?: Record<string, Bytes>;
   /**

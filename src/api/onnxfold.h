@@ -40,6 +40,9 @@ struct Options {
   bool fold_dequantize_weights = false;
   // Quantization finalize mode: "" (off), "qoperator", "integer" or "qdq-clean".
   std::string quant;
+  // After the pipeline: float32 weights and computation become float16, the graph's inputs
+  // and outputs stay float32 and ops that overflow in float16 stay float32 (convert-float16).
+  bool float16 = false;
   // Free-form pass settings ("pass.key" -> value).
   std::map<std::string, std::string> extra;
   int max_iterations = 8;

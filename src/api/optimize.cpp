@@ -122,6 +122,18 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   po.extra = options.extra;
   t0 = std::chrono::steady_clock::now();
   PipelineReport pr = pm.run(model, po);
+  if (options.float16) {
+    // Once the pipeline is done: its passes (folding, fusions) are written for float32.
+    PassManagerOptions fp16_options = pmo;
+    fp16_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
+      progress("optimize", name, 0.9);  // progress never goes back
+    };
+    PassManager fp16(fp16_options);
+    fp16.addByName({"convert-float16"});
+    PipelineReport f = fp16.run(model, po);
+    pr.passes.insert(pr.passes.end(), f.passes.begin(), f.passes.end());
+    pr.converged = pr.converged && f.converged;
+  }
   report.optimize_ms = msSince(t0);
   report.iterations = pr.iterations;
   report.converged = pr.converged;

@@ -58,6 +58,10 @@ const std::vector<Entry>& entries() {
         "(ConvInteger/MatMulInteger + float rescale) or qdq-clean (weights folded, QDQ layout "
         "kept)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.quant = as<std::string>(v, s); }},
+      {{"float16", "--float16", "boolean", "a boolean",
+        "Convert float32 weights and computation to float16 after the pipeline (inputs and "
+        "outputs stay float32; ops that overflow in float16 stay float32)"},
+       [](Options& o, const Json& v, const OptionSpec& s) { o.float16 = as<bool>(v, s); }},
       {{"maxIterations", "--max-iterations", "integer", "an integer",
         "Cap on pipeline repetitions (default 8)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.max_iterations = as<int>(v, s); }},

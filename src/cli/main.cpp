@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
   opt->add_option("--report", report_path, "Write the JSON report to this file");
   opt->add_flag("-q,--quiet", quiet, "Print nothing on success");
   opt->add_flag("--explain", explain,
-                "List the nodes that were not folded, and why (also in the --report JSON)");
+                "List the nodes that were not folded, and why, and with --float16 what stayed "
+                "float32 (also in the --report JSON)");
 
   // passes
   auto* list = app.add_subcommand("passes", "List the available passes and the default pipeline");
@@ -267,6 +268,11 @@ int main(int argc, char** argv) {
       std::cout << r.not_folded.size() << " nodes not folded:\n";
       for (const onnxfold::NodeNote& n : r.not_folded) {
         std::cout << "  " << n.node << " (" << n.op_type << "): " << n.reason << "\n";
+      }
+      for (const onnxfold::PassRun& p : r.passes) {  // --float16: what stayed float32, and why
+        if (p.pass != "convert-float16") continue;
+        for (const std::string& note : p.notes)
+          std::cout << "float16: " << note << "\n";
       }
     }
     if (!quiet) {

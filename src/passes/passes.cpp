@@ -14,6 +14,7 @@ std::vector<PassFactory> builtinPassFactories() {
           createFreezingPatterns,
           createPoolConstants,
           createEliminateCommonSubexpressions,
+          createConvertFloat16,
           createOutlineFunctions,
           createInlineFunctions,
           createQuantFoldWeights,

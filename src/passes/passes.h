@@ -16,6 +16,7 @@ std::unique_ptr<Pass> createFreeze();                         // freeze.cpp
 std::unique_ptr<Pass> createFreezingPatterns();               // freezing_patterns.cpp
 std::unique_ptr<Pass> createPoolConstants();                  // pool_constants.cpp
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cpp
+std::unique_ptr<Pass> createConvertFloat16();                 // convert_float16.cpp
 
 // Every built-in pass, for the registry.
 std::vector<PassFactory> builtinPassFactories();

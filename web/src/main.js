@@ -259,6 +259,7 @@ function readOptions() {
   if (preserve.length) options.preserve = preserve;
   const quant = $('#quant').value;
   if (quant) options.quant = quant;
+  if ($('#float16').checked) options.float16 = true;
   const threshold = $('#external-threshold').value.trim();
   if (threshold !== '') {
     const n = Number(threshold);

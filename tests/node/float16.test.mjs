@@ -1,0 +1,171 @@
+// --float16 against the float32 model, under ONNX Runtime: every float32 shared model and a small
+// Llama-shaped decoder (make_llm.py), converted by the native CLI, must be at most 0.6x the size
+// of the default pipeline's output, load, and give every output within TOLERANCE of that
+// output's range (max |diff| <= TOLERANCE * (max - min) of the float32 output, seeded inputs).
+// Prints the table: model, sizes, largest difference relative to the range.
+//
+// Why relative to the range: float16 keeps 11 significant bits (a relative step of 2^-11, about
+// 4.9e-4) and the errors of a few dozen layers add up, so an element near zero can be off by
+// far more than its own size while being small next to the values around it; 1e-2 of the range
+// is 20 float16 steps of the largest value, which a broken conversion (a wrong weight, a
+// saturated activation, a float32-only op fed float16) overshoots by orders of magnitude.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import ort from 'onnxruntime-node';
+
+import { cli, cliMissing, dist, haveCli, modelsDir, need, repoRoot, run, sharedDir } from './env.mjs';
+import { compareTensors, makeInputs } from './oracle.mjs';
+
+const TOLERANCE = 1e-2;
+const SIZE_RATIO = 0.6;
+const SEED = 7;
+
+const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-float16-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+
+const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
+const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const rows = [];
+
+// A model and its external-data files, in bytes.
+function sizeOf(path) {
+  const dir = join(path, '..');
+  const name = basename(path);
+  let bytes = statSync(path).size;
+  for (const f of readdirSync(dir)) {
+    if (f.startsWith(`${name}.data`)) bytes += statSync(join(dir, f)).size;
+  }
+  return bytes;
+}
+
+async function session(path) {
+  return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+}
+
+// Largest |diff| / range over the outputs (nondeterministic outputs compared by shape only).
+async function compareToFloat32(origPath, fp16Path) {
+  const orig = await session(origPath);
+  const conv = await session(fp16Path);  // loading is one of the checks
+  try {
+    const feeds = makeInputs(orig, { seed: SEED });
+    const expected = await orig.run(feeds);
+    const again = await orig.run(feeds);
+    const actual = await conv.run(feeds);
+    const outputs = [];
+    for (const name of orig.outputNames) {
+      const e = expected[name];
+      const a = actual[name];
+      assert.ok(a, `output '${name}' is missing`);
+      assert.equal(a.type, e.type, `output '${name}' keeps its type`);
+      assert.deepEqual(a.dims, e.dims, `output '${name}' keeps its shape`);
+      if (compareTensors(name, e, again[name], { rtol: 0, atol: 0 }).mismatches) {
+        outputs.push({ name, nondeterministic: true });
+        continue;
+      }
+      if (e.type !== 'float32') {
+        const c = compareTensors(name, e, a, { rtol: 0, atol: 0 });
+        outputs.push({ name, rel: c.mismatches ? Infinity : 0 });
+        continue;
+      }
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const x of e.data) {
+        lo = Math.min(lo, x);
+        hi = Math.max(hi, x);
+      }
+      const range = hi - lo || Math.max(Math.abs(hi), 1);
+      const c = compareTensors(name, e, a, { rtol: 0, atol: Infinity });
+      const bad = e.data.some((x, i) => Number.isNaN(a.data[i]) !== Number.isNaN(x));
+      outputs.push({ name, maxAbs: c.maxAbsDiff, range, rel: bad ? Infinity : c.maxAbsDiff / range });
+    }
+    return outputs;
+  } finally {
+    await orig.release?.();
+    await conv.release?.();
+  }
+}
+
+async function checkModel(t, name, input) {
+  const opt = join(tmp, `${name}.opt.onnx`);
+  const fp16 = join(tmp, `${name}.fp16.onnx`);
+  const reportPath = join(tmp, `${name}.fp16.json`);
+  await run(cli, ['optimize', input, '-o', opt, '-q']);
+  await run(cli, ['optimize', input, '-o', fp16, '--float16', '--verify', '--report', reportPath, '-q']);
+  const report = JSON.parse(readFileSync(reportPath, 'utf8'));
+  assert.deepEqual(report.warnings, [], `warnings: ${report.warnings.join('; ')}`);
+  const runs = report.passes.filter((p) => p.pass === 'convert-float16');
+  assert.ok(runs.length >= 1 && !runs.at(-1).changed, 'convert-float16 ran and was idempotent');
+  const first = runs[0];
+  const converted = first.counters?.['float32 weight bytes converted'] ?? 0;
+  const before = sizeOf(opt);
+  const after = sizeOf(fp16);
+  // A float32 model: most of its bytes are float32 weights (not a QDQ model with int8 weights).
+  const float32Model = first.changed && converted >= 0.5 * before;
+  if (float32Model) {
+    assert.ok(after < SIZE_RATIO * before, `${name}: ${after} bytes is not under ${SIZE_RATIO}x ${before}`);
+  }
+  const outputs = await compareToFloat32(input, fp16);
+  const compared = outputs.filter((o) => !o.nondeterministic);
+  const worst = Math.max(0, ...compared.map((o) => o.rel));
+  rows.push({ name, original: sizeOf(input), before, after, ratio: after / before, worst, float32Model,
+    shapeOnly: compared.length === 0,
+    kept: first.counters?.['nodes kept in float32'] ?? 0, saturated: first.counters?.['values saturated'] ?? 0,
+    note: first.changed ? '' : (first.notes ?? []).join('; ') });
+  for (const o of compared) {
+    assert.ok(o.rel <= TOLERANCE, `${name}: output '${o.name}' differs by ${o.maxAbs} over a range of ${o.range} ` +
+      `(${o.rel.toExponential(2)} > ${TOLERANCE})`);
+  }
+  t.diagnostic(`${name}: ${before} -> ${after} bytes (${(after / before).toFixed(3)}x), max |diff| / range ${worst.toExponential(2)}`);
+}
+
+for (const name of models) {
+  test(`--float16 ${name}: half the size, loads, outputs within ${TOLERANCE} of their range`, async (t) => {
+    if (!need(t, haveCli, cliMissing)) return;
+    await checkModel(t, name.replace(/\.onnx$/, ''), join(modelsDir, name));
+  });
+}
+
+test('--float16 on a small Llama-shaped decoder (make_llm.py)', async (t) => {
+  if (!need(t, haveCli, cliMissing) || !need(t, existsSync(makeLlm), `${makeLlm} is missing (set ONNXFOLD_SHARED)`)) return;
+  const model = join(tmp, 'llama_small.onnx');
+  execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
+    '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', model], { stdio: 'ignore' });
+  await checkModel(t, 'llama_small', model);
+  const row = rows.find((r) => r.name === 'llama_small');
+  assert.ok(row.saturated >= 1, 'the -FLT_MAX mask constant saturates to -65504');
+});
+
+test('npm: optimize(bytes, { float16: true }) gives the native CLI\'s bytes and reports', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, cliMissing)) return;
+  const { optimize } = await import('onnxfold');
+  const input = join(repoRoot, 'examples', 'conv1d_m5.onnx');
+  const { model, report } = await optimize(readFileSync(input), { float16: true });
+  const native = join(tmp, 'conv1d_m5.native.fp16.onnx');
+  await run(cli, ['optimize', input, '-o', native, '--float16', '-q']);
+  assert.ok(Buffer.from(model).equals(readFileSync(native)), 'wasm and native float16 outputs are byte-identical');
+  assert.ok(model.length < SIZE_RATIO * (await optimize(readFileSync(input))).model.length);
+  const first = report.passes.find((p) => p.pass === 'convert-float16');
+  assert.ok(first?.changed && first.notes.some((n) => n.startsWith('converted ')), 'the pass reports itself');
+  await assert.rejects(optimize(readFileSync(input), { float16: 'yes' }), /float16: expected a boolean/);
+});
+
+test('--float16 table', { concurrency: false }, (t) => {
+  if (!rows.length) {
+    t.skip('no model was converted');
+    return;
+  }
+  const lines = ['| model | input bytes | default pipeline | --float16 | ratio | max |diff| / range | kept fp32 nodes |',
+    '|---|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    const why = r.note.includes('QDQ') ? 'a QDQ model below opset 19' : 'mostly not float32 weights';
+    lines.push(`| ${r.name}${r.float32Model ? '' : ` (not converted: ${why})`} | ${r.original} | ` +
+      `${r.before} | ${r.after} | ${r.ratio.toFixed(3)} | ` +
+      `${r.shapeOnly ? 'nondeterministic: shapes only' : r.worst.toExponential(2)} | ${r.kept} |`);
+  }
+  console.log(lines.join('\n'));
+});
