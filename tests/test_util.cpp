@@ -183,6 +183,17 @@ void ModelBuilder::output(Value* v) {
   graph().addOutput(v);
 }
 
+Graph& ModelBuilder::subgraph(Node* n, const std::string& attr) {
+  Attribute a;
+  a.name = attr;
+  a.type = AttrType::kGraph;
+  a.g = std::make_unique<Graph>(&graph(), n);
+  a.g->name = attr;
+  Graph& g = *a.g;
+  n->setAttr(std::move(a));
+  return g;
+}
+
 void ModelBuilder::importDomain(const std::string& domain, int64_t version) {
   model_->opset_import.push_back(OpsetId{domain, version, {}});
 }

@@ -126,6 +126,9 @@ class ModelBuilder {
   Value* op(const std::string& op_type, const std::vector<Value*>& inputs,
             std::vector<Attribute> attrs = {}, const std::string& name = "");
   void output(Value* v);
+  // A new empty graph attribute `attr` of `n` (an If branch, a Loop body, a score_mod), named
+  // after it, for the test to fill.
+  Graph& subgraph(Node* n, const std::string& attr);
   // Imports another domain (for custom ops).
   void importDomain(const std::string& domain, int64_t version);
 

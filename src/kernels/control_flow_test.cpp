@@ -22,18 +22,6 @@ Shape dims(std::vector<int64_t> d) {
   return s;
 }
 
-// A graph attribute `name` on `n`, built by `fill`.
-template <class F>
-void bodyAttr(ModelBuilder& b, Node* n, const char* name, F fill) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kGraph;
-  a.g = std::make_unique<Graph>(&b.graph(), n);
-  a.g->name = name;
-  fill(*a.g);
-  n->attributes.push_back(std::move(a));
-}
-
 std::vector<float> foldedOutput(Model& m, size_t i) {
   runPass(m, "fold-constants");
   const Value* out = m.graph->outputs()[i];
@@ -46,7 +34,8 @@ std::unique_ptr<Model> cumulativeLoop(ModelBuilder& b, Value* m, Value* cond) {
   Value* x = b.initializer("x", {2}, {1, 2});
   Value* init = b.initializer("init", {2}, {10, 20});
   Node* loop = b.node("Loop", {m, cond, init}, 2);
-  bodyAttr(b, loop, "body", [&](Graph& g) {
+  {
+    Graph& g = b.subgraph(loop, "body");
     g.addInput("i", Type::tensor(DataType::kInt64, dims({})));
     Value* c = g.addInput("c", Type::tensor(DataType::kBool, dims({})));
     Value* sum = g.addInput("sum", Type::tensor(DataType::kFloat, dims({2})));
@@ -59,7 +48,7 @@ std::unique_ptr<Model> cumulativeLoop(ModelBuilder& b, Value* m, Value* cond) {
     g.addOutput(keep->output(0));
     g.addOutput(add->output(0));
     g.addOutput(scan->output(0));
-  });
+  }
   b.output(loop->output(0));
   b.output(loop->output(1));
   return b.build();
@@ -106,7 +95,8 @@ TEST(LoopFold, ConditionFromTheBodyStopsTheLoop) {
   Value* one = b.initializer("one", {}, {1});
   Value* init = b.initializer("init", {}, {0});
   Node* loop = b.node("Loop", {nullptr, cond, init}, 1);
-  bodyAttr(b, loop, "body", [&](Graph& g) {
+  {
+    Graph& g = b.subgraph(loop, "body");
     Value* i = g.addInput("i", Type::tensor(DataType::kInt64, dims({})));
     g.addInput("c", Type::tensor(DataType::kBool, dims({})));
     Value* n = g.addInput("n", Type::tensor(DataType::kFloat, dims({})));
@@ -114,7 +104,7 @@ TEST(LoopFold, ConditionFromTheBodyStopsTheLoop) {
     Node* add = g.addNode("Add", {n, one});
     g.addOutput(next->output(0));
     g.addOutput(add->output(0));
-  });
+  }
   b.output(loop->output(0));
   std::unique_ptr<Model> model = b.build();
   EXPECT_EQ(foldedOutput(*model, 0), (std::vector<float>{3}));
@@ -130,14 +120,15 @@ TEST(ScanFold, ReverseDirectionsAndAxes) {
       attrs(Attribute::makeInt("num_scan_inputs", 1), Attribute::makeInts("scan_input_axes", {1}),
             Attribute::makeInts("scan_input_directions", {1}),
             Attribute::makeInts("scan_output_axes", {1})));
-  bodyAttr(b, scan, "body", [&](Graph& g) {
+  {
+    Graph& g = b.subgraph(scan, "body");
     Value* s = g.addInput("s", Type::tensor(DataType::kFloat, dims({2})));
     Value* x = g.addInput("x", Type::tensor(DataType::kFloat, dims({2})));
     Node* add = g.addNode("Add", {s, x});
     Node* out = g.addNode("Identity", {add->output(0)});
     g.addOutput(add->output(0));
     g.addOutput(out->output(0));
-  });
+  }
   b.output(scan->output(0));
   b.output(scan->output(1));
   std::unique_ptr<Model> model = b.build();
@@ -153,13 +144,14 @@ TEST(ScanFold, UnknownCapturedValueKeepsTheScan) {
   Value* init = b.initializer("init", {2}, {0, 0});
   Value* xs = b.initializer("xs", {3, 2}, {1, 2, 3, 4, 5, 6});
   Node* scan = b.node("Scan", {init, xs}, 1, attrs(Attribute::makeInt("num_scan_inputs", 1)));
-  bodyAttr(b, scan, "body", [&](Graph& g) {
+  {
+    Graph& g = b.subgraph(scan, "body");
     Value* s = g.addInput("s", Type::tensor(DataType::kFloat, dims({2})));
     Value* x = g.addInput("x", Type::tensor(DataType::kFloat, dims({2})));
     Node* mul = g.addNode("Mul", {x, w});
     Node* add = g.addNode("Add", {s, mul->output(0)});
     g.addOutput(add->output(0));
-  });
+  }
   b.output(scan->output(0));
   std::unique_ptr<Model> model = b.build();
   runPass(*model, "fold-constants");

@@ -184,20 +184,16 @@ std::unique_ptr<Model> causalModel() {
     qkv.push_back(b.input(name, DataType::kFloat, {1, 1, 3, 2}));
   Node* n = b.node("FlexAttention", qkv, 1, {}, "flex");
   n->domain = kPreview;
-  Attribute a;
-  a.name = "score_mod";
-  a.type = AttrType::kGraph;
-  a.g = std::make_unique<Graph>(&b.graph(), n);
-  Value* s = a.g->addInput("scores", Type::tensor(DataType::kFloat));
+  Graph& g = b.subgraph(n, "score_mod");
+  Value* s = g.addInput("scores", Type::tensor(DataType::kFloat));
   Tensor m(DataType::kBool, {3, 3});
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 3; ++j)
       m.mutableBytes()[i * 3 + j] = j <= i;
   m.name = "mask";
-  Value* mask = a.g->addInitializer(std::move(m));
-  Value* ninf = a.g->addInitializer(test::floatTensor({}, {-INFINITY}, "ninf"));
-  a.g->addOutput(a.g->addNode("Where", {mask, s, ninf})->output(0));
-  n->setAttr(std::move(a));
+  Value* mask = g.addInitializer(std::move(m));
+  Value* ninf = g.addInitializer(test::floatTensor({}, {-INFINITY}, "ninf"));
+  g.addOutput(g.addNode("Where", {mask, s, ninf})->output(0));
   b.output(n->output(0));
   return b.build();
 }

@@ -58,13 +58,8 @@ TEST(DeadCodeElimination, KeepsValuesCapturedBySubgraphs) {
   Value* y = b.op("Neg", {x});  // used only inside the branches
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
-    Attribute a;
-    a.name = branch;
-    a.type = AttrType::kGraph;
-    a.g = std::make_unique<Graph>(&b.graph(), iff);
-    Node* id = a.g->addNode("Identity", {y}, 1);
-    a.g->addOutput(id->output(0));
-    iff->attributes.push_back(std::move(a));
+    Graph& g = b.subgraph(iff, branch);
+    g.addOutput(g.addNode("Identity", {y}, 1)->output(0));
   }
   b.output(iff->output(0));
   std::unique_ptr<Model> m = b.build();
@@ -279,13 +274,9 @@ TEST(FoldConstants, InlinesIfWithConstantCondition) {
   Value* cond = b.initializer(std::move(t));
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
-    Attribute a;
-    a.name = branch;
-    a.type = AttrType::kGraph;
-    a.g = std::make_unique<Graph>(&b.graph(), iff);
-    Node* n = a.g->addNode(std::string(branch) == "then_branch" ? "Relu" : "Neg", {x}, 1);
-    a.g->addOutput(n->output(0));
-    iff->attributes.push_back(std::move(a));
+    Graph& g = b.subgraph(iff, branch);
+    g.addOutput(
+        g.addNode(std::string(branch) == "then_branch" ? "Relu" : "Neg", {x}, 1)->output(0));
   }
   iff->output(0)->setName("out");
   b.output(iff->output(0));

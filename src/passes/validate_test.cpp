@@ -178,15 +178,10 @@ TEST(Validate, IfBranchesMustMatchTheNode) {
   Value* x = b.input("x", DataType::kFloat, {2});
   Node* n = b.node("If", {c}, 1, {}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
-    Attribute a;
-    a.name = branch;
-    a.type = AttrType::kGraph;
-    a.g = std::make_unique<Graph>(&b.graph(), n);
-    a.g->name = branch;
-    Node* neg = a.g->addNode("Neg", {x}, 1);
-    a.g->addOutput(neg->output(0));
-    if (std::string(branch) == "else_branch") a.g->addOutput(neg->output(0));
-    n->attributes.push_back(std::move(a));
+    Graph& g = b.subgraph(n, branch);
+    Node* neg = g.addNode("Neg", {x}, 1);
+    g.addOutput(neg->output(0));
+    if (std::string(branch) == "else_branch") g.addOutput(neg->output(0));
   }
   b.output(n->output(0));
   EXPECT_REFUSED(*b.build(), "node 'if' (If)", "else_branch gives 2 outputs", "has 1");
