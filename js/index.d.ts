@@ -161,6 +161,12 @@ export interface NodeNote {
   /** Alias of `op`. */
   op_type: string;
   reason: string;
+  /**
+   * When the size budget refused the fold: the bytes it would add to the written model (net
+   * of the constants it frees). A `sizeBudget` (or `constructorBudget` for constructors) of at
+   * least this lets it fold.
+   */
+  would_add_bytes?: number;
 }
 
 /** onnxfold::Report as JSON. */

@@ -145,6 +145,9 @@ struct NodeNote {
   std::string node;
   std::string op_type;
   std::string reason;
+  // Refused by the size budget: the bytes folding it would add (-1: another reason). A
+  // budget of at least this folds it (the page's budget explorer runs those budgets).
+  int64_t would_add_bytes = -1;
 };
 
 struct Report {

@@ -159,7 +159,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     if (!r.explanations.empty() || r.pass == "fold-constants") {
       report.not_folded.clear();
       for (const Explanation& e : r.explanations)
-        report.not_folded.push_back({e.node, e.op_type, e.reason});
+        report.not_folded.push_back({e.node, e.op_type, e.reason, e.would_add_bytes});
     }
   }
   if (!pr.converged) {

@@ -187,9 +187,9 @@ class FoldConstants : public Pass {
         // Over the budget by the inferred output types: skipped before anything is allocated.
         const std::vector<std::optional<Type>> types = inferredOutputTypes(*n, inf.opset, inputs);
         if (std::optional<int64_t> bytes = inferredOutputBytes(*n, types)) {
-          if (std::string over = overBudget(*n, *bytes - freedBytes(n, prop), ctx.options());
-              !over.empty()) {
-            if (explain) ctx.explain(*n, std::move(over));
+          const int64_t growth = *bytes - freedBytes(n, prop);
+          if (std::string over = overBudget(*n, growth, ctx.options()); !over.empty()) {
+            if (explain) ctx.explain(*n, std::move(over), growth);
             ctx.count("folds skipped (size budget)");
             continue;
           }
@@ -213,9 +213,9 @@ class FoldConstants : public Pass {
       for (size_t i = 0; i < outs.size(); ++i) {
         if (n->output(i) != nullptr) added += static_cast<int64_t>(outs[i].storedBytes());
       }
-      if (std::string over = overBudget(*n, added - freedBytes(n, prop), ctx.options());
-          !over.empty()) {
-        if (explain) ctx.explain(*n, std::move(over));
+      const int64_t growth = added - freedBytes(n, prop);
+      if (std::string over = overBudget(*n, growth, ctx.options()); !over.empty()) {
+        if (explain) ctx.explain(*n, std::move(over), growth);
         ctx.count("folds skipped (size budget)");
         continue;
       }

@@ -38,6 +38,9 @@ struct Explanation {
   std::string node;  // name, or "op #index"
   std::string op_type;
   std::string reason;
+  // A fold the size budget refused: the bytes it would add to the written model (net of
+  // the constants it frees), so a budget above this lets it fold. -1 otherwise.
+  int64_t would_add_bytes = -1;
 };
 
 class PassContext {
@@ -50,8 +53,8 @@ class PassContext {
   // Counters shown in the report, e.g. count("nodes removed", 3).
   void count(const std::string& what, int64_t n = 1) { counters_[what] += n; }
 
-  void explain(const Node& n, std::string reason) {
-    explanations_.push_back({n.displayName(), n.op_type, std::move(reason)});
+  void explain(const Node& n, std::string reason, int64_t would_add_bytes = -1) {
+    explanations_.push_back({n.displayName(), n.op_type, std::move(reason), would_add_bytes});
   }
 
   std::vector<std::string> takeNotes() { return std::exchange(notes_, {}); }

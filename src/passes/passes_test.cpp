@@ -170,6 +170,31 @@ TEST(FoldConstants, RespectsTheSizeBudget) {
   EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 0u);
 }
 
+// A refused fold says how many bytes it would add, and a budget of exactly that folds it
+// (what the page's budget explorer relies on).
+TEST(FoldConstants, ARefusedFoldSaysWhatBudgetWouldAllowIt) {
+  auto model = [] {
+    ModelBuilder b;
+    Value* x = b.input("x", DataType::kFloat, {1});
+    Value* big = b.op("ConstantOfShape", {b.initializer(int64Tensor({1}, {3000}, "shape"))});
+    b.output(b.op("Add", {x, big}));
+    return b.build();
+  };
+  std::unique_ptr<Model> m = model();
+  int64_t bytes = -1;
+  for (const Explanation& e : explain(*m)) {
+    if (e.op_type == "ConstantOfShape") bytes = e.would_add_bytes;
+  }
+  EXPECT_EQ(bytes, 3000 * 4 - 8);  // 3,000 floats, less the shape it frees
+  PassOptions just_below, exact;
+  just_below.constructor_budget = bytes - 1;
+  exact.constructor_budget = bytes;
+  runPass(*m, "fold-constants", just_below);
+  EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 1u);
+  runPass(*m, "fold-constants", exact);
+  EXPECT_EQ(countOps(*m->graph, "ConstantOfShape"), 0u);
+}
+
 TEST(FoldConstants, ABudgetOverrunIsFoundBeforeAnythingIsAllocated) {
   // 2^33 floats (32 GiB) from a 16-byte model: inference gives the size, so the fold is refused
   // without computing it; under a 64 MiB memory limit an attempt would be a ResourceError.
