@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Bundles the web page into a static folder (default build/web): main.js and worker.js (esbuild,
-// with the 'onnxfold' package resolved by name through package.json "exports"), index.html,
+// Bundles the web page into a static folder (default build/web): main.js, worker.js and
+// verify-worker.js (esbuild, with the 'onnxfold' package resolved by name through package.json
+// "exports"; the verify worker bundles onnxruntime-web and gets its .wasm copied), index.html,
 // style.css, the wasm binary next to the bundles (the Emscripten glue finds it relative to the
 // script that loads it) and the sample model. Prints each file's size, raw and gzipped.
 //
@@ -21,6 +22,9 @@ const STATIC_FILES = [
   [join(webDir, 'style.css'), 'style.css'],
   [join(repoRoot, 'dist', 'onnxfold.wasm'), 'onnxfold.wasm'],
   [join(repoRoot, 'examples', 'conv1d_m5.onnx'), 'conv1d_m5.onnx'],
+  // ONNX Runtime Web's CPU (SIMD) runtime for the verify worker, fetched by its wasmPaths.
+  [join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort-wasm-simd-threaded.wasm'),
+    'ort-wasm-simd-threaded.wasm'],
 ];
 
 /**
@@ -30,7 +34,8 @@ const STATIC_FILES = [
 export async function buildWeb({ outDir = join(repoRoot, 'build', 'web'), minify = true, alias } = {}) {
   for (const [from] of STATIC_FILES) {
     if (!existsSync(from)) {
-      const hint = from.endsWith('.wasm') ? ' (build it: cmake --preset wasm && cmake --build --preset wasm)' : '';
+      const hint = from.includes('node_modules') ? ' (run npm ci)'
+        : from.endsWith('.wasm') ? ' (build it: cmake --preset wasm && cmake --build --preset wasm)' : '';
       throw new Error(`build-web: missing ${relative(repoRoot, from)}${hint}`);
     }
   }
@@ -38,7 +43,12 @@ export async function buildWeb({ outDir = join(repoRoot, 'build', 'web'), minify
   await mkdir(outDir, { recursive: true });
   await build({
     absWorkingDir: repoRoot,
-    entryPoints: { main: join(webDir, 'src', 'main.js'), worker: join(webDir, 'src', 'worker.js') },
+    // verify-worker (with onnxruntime-web) is its own bundle, fetched only when Verify is pressed.
+    entryPoints: {
+      main: join(webDir, 'src', 'main.js'),
+      worker: join(webDir, 'src', 'worker.js'),
+      'verify-worker': join(webDir, 'src', 'verify-worker.js'),
+    },
     outdir: outDir,
     bundle: true,
     format: 'esm',
@@ -70,7 +80,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     });
     const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
     console.log(`build-web: ${relative(process.cwd(), outDir) || '.'}`);
-    for (const f of files) console.log(`  ${f.name.padEnd(18)} ${kib(f.bytes).padStart(11)}  gzip ${kib(f.gzip).padStart(10)}`);
+    for (const f of files) console.log(`  ${f.name.padEnd(28)} ${kib(f.bytes).padStart(11)}  gzip ${kib(f.gzip).padStart(10)}`);
     const code = files.filter((f) => /\.(js|wasm)$/.test(f.name));
     console.log(`  code (js + wasm): ${kib(code.reduce((a, f) => a + f.bytes, 0))}, ` +
       `gzip ${kib(code.reduce((a, f) => a + f.gzip, 0))}`);

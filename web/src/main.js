@@ -5,76 +5,29 @@
 // body[data-state] says what the page is doing (loading, ready, running, done, error,
 // cancelled); the browser test waits on it.
 
+import { WorkerClient } from './worker-client.js';
+import { setupUrlOptions } from './url-options.js';
+import { setupVerify } from './verify.js';
+import { setupBudget } from './budget.js';
+
 const $ = (sel) => document.querySelector(sel);
 const SAMPLE = { url: 'conv1d_m5.onnx', name: 'conv1d_m5.onnx' };
 
-// ---------------------------------------------------------------------------------------------
-// Worker client: one request id per call; cancel() terminates the worker (a synchronous wasm
-// call cannot be interrupted otherwise) and the next call starts a fresh one.
-
-class AbortError extends Error {
-  constructor(message = 'Cancelled') {
-    super(message);
-    this.name = 'AbortError';
-  }
-}
-
-class WorkerClient {
-  #worker = null;
-  #pending = new Map();
-  #nextId = 1;
-
-  #ensure() {
-    if (this.#worker) return this.#worker;
-    const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'onnxfold' });
-    w.onmessage = ({ data }) => {
-      const p = this.#pending.get(data.id);
-      if (!p) return;
-      if (data.type === 'progress') {
-        p.onProgress?.(data.progress);
-        return;
-      }
-      this.#pending.delete(data.id);
-      if (data.type === 'result') p.resolve(data.value);
-      else p.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
-    };
-    // Load failures (a missing worker.js or .wasm, a syntax error) arrive here, not as messages.
-    w.onerror = (ev) => {
-      ev.preventDefault();
-      this.#failAll(new Error(`The optimizer failed to start: ${ev.message || 'worker error'}` +
-        (ev.filename ? ` (${ev.filename}:${ev.lineno})` : '')));
-      this.#terminate();
-    };
-    this.#worker = w;
-    return w;
-  }
-
-  #terminate() {
-    this.#worker?.terminate();
-    this.#worker = null;
-  }
-
-  #failAll(err) {
-    for (const p of this.#pending.values()) p.reject(err);
-    this.#pending.clear();
-  }
-
-  call(op, args, { onProgress } = {}) {
-    const w = this.#ensure();
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, onProgress });
-      w.postMessage({ id, op, args });
-    });
-  }
-
-  cancel() {
-    this.#terminate();
-    this.#failAll(new AbortError('Cancelled.'));
-  }
-}
-
-const client = new WorkerClient();
+const client = new WorkerClient('./worker.js', 'onnxfold', 'optimizer');
+const verify = setupVerify();
+let lastRunOptions = null; // what the shown result was optimized with
+const budget = setupBudget({
+  client,
+  getModel: () => current,
+  readOptions: () => readOptions(),
+  setBudget: (bytes) => {
+    for (const sel of ['#size-budget', '#constructor-budget']) {
+      $(sel).value = String(bytes);
+      $(sel).dispatchEvent(new Event('change', { bubbles: true })); // the URL follows
+    }
+  },
+  run: () => run(),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -162,6 +115,7 @@ async function loadModel(model) {
   clearError();
   const mine = { ...model, summary: null };
   current = mine;
+  verify.setModel(null);
   $('#report').hidden = true;
   const info = $('#model-info');
   info.hidden = false;
@@ -180,6 +134,7 @@ async function loadModel(model) {
     const summary = await client.call('inspect', { bytes: model.bytes, externalData: model.externalData });
     if (current !== mine) return; // another model was picked meanwhile
     current.summary = summary;
+    verify.setModel(current);
     info.append(describeSummary(summary));
     setStatus('Ready.', 0);
     setState('ready');
@@ -254,6 +209,14 @@ function readOptions() {
     const n = Number(budget);
     if (!Number.isInteger(n) || n < 0) throw new Error(`Size budget must be a whole number of bytes, got '${budget}'.`);
     options.sizeBudget = n;
+  }
+  const ctorBudget = $('#constructor-budget').value.trim();
+  if (ctorBudget !== '') {
+    const n = Number(ctorBudget);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new Error(`Constructor budget must be a whole number of bytes, got '${ctorBudget}'.`);
+    }
+    options.constructorBudget = n;
   }
   const preserve = $('#preserve').value.split(',').map((s) => s.trim()).filter(Boolean);
   if (preserve.length) options.preserve = preserve;
@@ -332,6 +295,9 @@ function run() {
     showError(e);
     return;
   }
+  verify.setOptimized(null);
+  budget.setResult(null);
+  lastRunOptions = options;
   const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true };
   runJob('optimize', args, renderReport);
 }
@@ -387,11 +353,14 @@ function renderReport(model, result, pageMillis) {
   );
 
   renderDownloads(model, result);
+  verify.setOptimized({ name: `${baseName(model.name)}.opt.onnx`, bytes: result.model,
+    externalData: result.externalData });
   renderOps(before.op_histogram ?? {}, after.op_histogram ?? {});
   renderPassRuns(report.passes ?? []);
   renderWarnings(report.warnings ?? []);
   renderNotFolded(report.not_folded ?? []);
   renderTree(result.tree);
+  budget.setResult(model, lastRunOptions ?? {}, result);
 }
 
 // The WebAssembly heap's peak against the model's size: weights in external data stay in the
@@ -415,7 +384,8 @@ function downloadLink(id, name, bytes, primary) {
   if (objectUrls.has(id)) URL.revokeObjectURL(objectUrls.get(id));
   const url = URL.createObjectURL(asBlob(bytes));
   objectUrls.set(id, url);
-  return el('a', { id, class: primary ? 'button primary' : 'button', href: url, download: name },
+  return el('a', { id, class: primary ? 'button primary' : 'button', href: url, download: name,
+    'data-bytes': sizeOf(bytes) },
     `Download ${name} `, el('span', { class: 'muted', text: `(${humanBytes(sizeOf(bytes))})` }));
 }
 
@@ -625,6 +595,21 @@ function setupDrop() {
   window.addEventListener('drop', (ev) => ev.preventDefault());
 }
 
+// The form's options in the query string (url-options.js), keyed by short names.
+function urlFields() {
+  const f = (key, sel, kind, label) => ({ key, el: $(sel), kind, label });
+  return [
+    f('passes', '#passes', 'passes', 'passes'),
+    f('budget', '#size-budget', 'uint', 'size budget'),
+    f('cbudget', '#constructor-budget', 'uint', 'constructor budget'),
+    f('preserve', '#preserve', 'text', 'preserve'),
+    f('quant', '#quant', 'select', 'quantization'),
+    f('float16', '#float16', 'bool', 'float16'),
+    f('external', '#external-threshold', 'uint', 'external data threshold'),
+    ...verify.fields,
+  ];
+}
+
 async function init() {
   setupDrop();
   $('#file').addEventListener('change', (ev) => {
@@ -640,6 +625,7 @@ async function init() {
     const info = await client.call('info');
     $('#version').textContent = `version ${info.version}`;
     renderPasses(info);
+    setupUrlOptions({ fields: urlFields(), notice: $('#url-notice') });
     setStatus(current ? 'Ready.' : 'Choose a model.', 0);
     if (!current) setState('ready');
   } catch (e) {

@@ -1,0 +1,137 @@
+// End-to-end test of the page's size budget explorer (build/web, made by scripts/build-web):
+// playwright-core drives Debian's Chromium against a localhost server. A small Llama-shaped
+// decoder (../shared/tools/make_llm.py, external data) has rotary tables the default budgets
+// refuse to fold; the explorer optimizes at each refused fold's size, plots nodes against
+// output size, and picking a point re-runs the optimizer with that budget: the result's size
+// and node count must be the point's. Screenshot: build/test-artifacts/budget-explorer.png.
+//
+//   scripts/build-web && node --test tests/browser/
+//
+// Without Chromium, the built page or python3-onnx the tests skip, except under CI, where they fail.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serveStatic } from '../../web/serve.mjs';
+import { candidateBudgets } from '../../web/src/budget.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const webDir = join(repoRoot, 'build', 'web');
+const artifacts = join(repoRoot, 'build', 'test-artifacts');
+const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
+const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
+const makeLlm = join(shared, 'tools', 'make_llm.py');
+const python = '/usr/bin/python3';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const missing = [];
+if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath})`);
+for (const f of ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm']) {
+  if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
+}
+if (!existsSync(makeLlm)) missing.push(makeLlm);
+try {
+  execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
+} catch {
+  missing.push('python3-onnx and python3-numpy');
+}
+let playwright = null;
+try {
+  playwright = await import('playwright-core');
+} catch {
+  missing.push('playwright-core (npm ci)');
+}
+const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
+if (skipReason && process.env.CI) {
+  test('budget explorer test prerequisites', () => assert.fail(skipReason));
+}
+
+test('candidate budgets: every refused size when few, an even spread ending at the largest', () => {
+  assert.deepEqual(candidateBudgets([300, 100, 300, 200]), [100, 200, 300]);
+  const many = Array.from({ length: 100 }, (_, i) => (i + 1) * 10);
+  const picked = candidateBudgets(many, 5);
+  assert.equal(picked.length, 5);
+  assert.equal(picked.at(-1), 1000);
+  assert.deepEqual(picked, [...picked].sort((a, b) => a - b));
+});
+
+describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () => {
+  let server;
+  let browser;
+  let dir;
+  let model;
+
+  before(async () => {
+    await mkdir(artifacts, { recursive: true });
+    dir = await mkdtemp(join(tmpdir(), 'onnxfold-budget-'));
+    model = join(dir, 'llm.onnx');
+    execFileSync(python, [makeLlm, '--layers', '1', '--hidden', '64', '--heads', '4', '--kv-heads', '2',
+      '--ffn', '128', '--vocab', '256', '--max-pos', '256', '--rope-per-layer', '--out', model],
+    { stdio: 'ignore' });
+    server = await serveStatic({ root: webDir });
+    browser = await playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const waitState = (page, states, timeout = 120_000) =>
+    page.waitForFunction((s) => s.includes(document.body.dataset.state), states, { timeout });
+
+  test('explore, pick the largest budget: the re-run gives the plotted size and nodes', async (t) => {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1400 } });
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(server.url);
+    await waitState(page, ['ready']);
+    await page.setInputFiles('#file', [model, `${model}.data`]);
+    await waitState(page, ['ready', 'error']);
+    await page.click('#run');
+    await waitState(page, ['done', 'error']);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'done',
+      await page.locator('#error').textContent());
+
+    const status = await page.locator('#budget-status').textContent();
+    assert.match(status, /refused \d+ fold/, status);
+    await page.click('#budget-explore');
+    await page.waitForSelector('#budget-plot circle.point:not(.current)', { timeout: 300_000 });
+    const points = await page.$$eval('#budget-plot circle.point', (cs) => cs.map((c) => ({
+      budget: Number(c.dataset.budget), bytes: Number(c.dataset.bytes), nodes: Number(c.dataset.nodes),
+      current: c.classList.contains('current') })));
+    t.diagnostic(`points: ${JSON.stringify(points)}`);
+    assert.ok(points.length >= 2);
+    const current = points.find((p) => p.current);
+    const largest = points.reduce((a, b) => (b.budget > a.budget ? b : a));
+    // Folding the refused tables removes nodes and costs bytes.
+    assert.ok(largest.nodes < current.nodes, `${largest.nodes} nodes at the largest budget, ${current.nodes} now`);
+    assert.ok(largest.bytes > current.bytes);
+    await page.locator('#budget').screenshot({ path: join(artifacts, 'budget-explorer.png') });
+
+    // Pick it with the keyboard: focus the point, Enter.
+    await page.focus(`#budget-plot circle.point[data-budget="${largest.budget}"]`);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.body.dataset.state === 'running');
+    await waitState(page, ['done', 'error']);
+    assert.equal(await page.inputValue('#size-budget'), String(largest.budget));
+    assert.equal(await page.inputValue('#constructor-budget'), String(largest.budget));
+    assert.match(page.url(), new RegExp(`budget=${largest.budget}`));
+    const nodes = await page.locator('#summary .fact').first().locator('.value').textContent();
+    assert.match(nodes, new RegExp(`→ ${largest.nodes}$`), nodes);
+    // The download's bytes (model + external data) are the point's.
+    const size = await page.evaluate(() => [...document.querySelectorAll('#downloads a[download]')]
+      .filter((a) => !a.dataset.all).reduce((s, a) => s + Number(a.dataset.bytes ?? 0), 0));
+    t.diagnostic(`re-run output ${size} bytes, point ${largest.bytes}`);
+    assert.equal(size, largest.bytes);
+    assert.deepEqual(errors, []);
+  });
+});
