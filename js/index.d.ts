@@ -238,6 +238,56 @@ export interface ModuleTree {
   children: ModuleTree[];
 }
 
+/** One module of GraphView.modules (flat, parents first). */
+export interface GraphModule {
+  path: string;
+  name: string;
+  class: string;
+  /** The parent's path; null for the root. */
+  parent: string | null;
+  depth: number;
+  nodes: number;
+  own_nodes: number;
+  param_bytes: number;
+  ops: Record<string, number>;
+}
+
+/** One node of the main graph, for display. */
+export interface GraphNode {
+  /** Its name, or "op:first output" when unnamed: the key that matches a node before and after optimize. */
+  id: string;
+  name: string;
+  op: string;
+  domain: string;
+  inputs: string[];
+  outputs: string[];
+  /** Short summaries: numbers and lists (8 items), tensors as dtype[dims], graphs as "subgraph". */
+  attributes: Record<string, string>;
+  /** Its module path ("" for the root). */
+  module: string;
+}
+
+/** The main graph for display (onnxfold::graphJson). */
+export interface GraphView {
+  nodes_total: number;
+  node_limit: number;
+  /** "modules": above the node limit (or modulesOnly), only `modules` is given. */
+  level: 'nodes' | 'modules';
+  inputs: { name: string; type: string }[];
+  outputs: { name: string; type: string }[];
+  modules: GraphModule[];
+  nodes?: GraphNode[];
+  /** Type of every value the nodes use, e.g. "float32[1,3,224,224]" ("?" when unknown). */
+  values?: Record<string, string>;
+  initializers?: string[];
+}
+
+export interface GraphOptions extends InspectOptions {
+  /** Above this many nodes only the module summary is given (default 5000). */
+  nodeLimit?: number;
+  modulesOnly?: boolean;
+}
+
 export interface SplitConstantsResult {
   prep: Output;
   main: Output;
@@ -311,6 +361,8 @@ export interface ValidationResult {
 }
 
 export function moduleTree(bytes: Bytes, options?: InspectOptions): Promise<ModuleTree>;
+
+export function graph(bytes: Bytes, options?: GraphOptions): Promise<GraphView>;
 
 export function splitConstants(bytes: Bytes, options?: Pick<OptimizeOptions, 'foldDequantizeWeights' | 'sizeBudget' | 'constructorBudget' | 'memoryLimit' | 'externalData' | 'output'>): Promise<SplitConstantsResult>;
 

@@ -640,6 +640,24 @@ export async function moduleTree(bytes, options = {}) {
   return JSON.parse(json);
 }
 
+/**
+ * The main graph for display (see index.d.ts GraphView): nodes, value types, initializers,
+ * module paths; above options.nodeLimit (default 5000) nodes, or with modulesOnly, only the
+ * module summary.
+ */
+export async function graph(bytes, options = {}) {
+  const { nodeLimit, modulesOnly, ...rest } = options ?? {};
+  const json = JSON.stringify({
+    ...(nodeLimit === undefined ? {} : { nodeLimit }),
+    ...(modulesOnly === undefined ? {} : { modulesOnly }),
+  });
+  const out = await withCall('graph', bytes, { options: rest }, (M, size, host) => {
+    if (typeof M.graph !== 'function') throw new OnnxfoldError('graph is not available in this build');
+    return M.graph(size, json, host);
+  });
+  return JSON.parse(out);
+}
+
 /** Splits a model into a constant-preparation model and the main model. */
 export async function splitConstants(bytes, options = {}) {
   const { output, report } = await inMemory('splitConstants', bytes, options,

@@ -50,6 +50,28 @@ std::string moduleTree(double model_size, val host) {
       [&] { return onnxfold::moduleTreeJson(hostModel(host, model_size), hostIO(host)); });
 }
 
+// graph(modelSize, optionsJson, host) -> the main graph for display (api graphJson); options
+// {nodeLimit, modulesOnly}.
+std::string graph(double model_size, std::string options_json, val host) {
+  return guarded([&] {
+    onnxfold::GraphJsonOptions o;
+    const nlohmann::json j = parseOptions(options_json);
+    if (j.is_object()) {
+      for (const auto& [key, value] : j.items()) {
+        if (key == "nodeLimit" && value.is_number_unsigned()) {
+          o.node_limit = value.get<size_t>();
+        } else if (key == "modulesOnly" && value.is_boolean()) {
+          o.modules_only = value.get<bool>();
+        } else {
+          throw onnxfold::Error("graph: unknown option or wrong type: '" + key +
+                                "' (options: nodeLimit (a non-negative integer), modulesOnly)");
+        }
+      }
+    }
+    return onnxfold::graphJson(hostModel(host, model_size), o, hostIO(host));
+  });
+}
+
 // splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; the two models go out
 // through host.output as locations "prep" and "main".
 std::string splitConstants(double model_size, std::string options_json, val host) {
@@ -70,4 +92,5 @@ std::string splitConstants(double model_size, std::string options_json, val host
 EMSCRIPTEN_BINDINGS(onnxfold_unflatten) {
   emscripten::function("moduleTree", &moduleTree);
   emscripten::function("splitConstants", &splitConstants);
+  emscripten::function("graph", &graph);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundles the web page into a static folder (default build/web): main.js, worker.js and
 // verify-worker.js (esbuild, with the 'onnxfold' package resolved by name through package.json
-// "exports"; the verify worker bundles onnxruntime-web and gets its .wasm copied), index.html,
+// "exports"; the verify worker bundles onnxruntime-web and gets its .wasm copied;
+// graph-layout-worker.js bundles elkjs for the graph view), index.html,
 // style.css, the wasm binary next to the bundles (the Emscripten glue finds it relative to the
 // script that loads it) and the sample model. Prints each file's size, raw and gzipped.
 //
@@ -48,6 +49,8 @@ export async function buildWeb({ outDir = join(repoRoot, 'build', 'web'), minify
       main: join(webDir, 'src', 'main.js'),
       worker: join(webDir, 'src', 'worker.js'),
       'verify-worker': join(webDir, 'src', 'verify-worker.js'),
+      // elkjs, fetched only when the graph view is opened.
+      'graph-layout-worker': join(webDir, 'src', 'graph-layout-worker.js'),
     },
     outdir: outDir,
     bundle: true,

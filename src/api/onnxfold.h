@@ -206,6 +206,17 @@ std::string moduleTreeJson(const ModelInput& model, const ExternalDataIO& io = {
 std::string moduleTreeText(const ModelInput& model, int max_depth = -1,
                            const ExternalDataIO& io = {});
 
+// The main graph for display (the page's graph view): nodes with op, inputs, outputs, a short
+// attribute summary and module path, value types, initializers, graph inputs/outputs, and the
+// module summary. Above `node_limit` nodes (or with modules_only) only the modules are given,
+// so a viewer never lays out a huge graph.
+struct GraphJsonOptions {
+  size_t node_limit = 5000;
+  bool modules_only = false;
+};
+std::string graphJson(const ModelInput& model, const GraphJsonOptions& options = {},
+                      const ExternalDataIO& io = {});
+
 struct SplitReport {
   size_t original_nodes = 0;
   size_t prep_nodes = 0;  // nodes computing from weights only

@@ -200,6 +200,7 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
     const { page, fetched } = await openPage(t);
     const firstLoad = [...new Set(fetched)];
     for (const f of VERIFY_FILES) assert.ok(!firstLoad.includes(f), `${f} fetched before Verify`);
+    assert.ok(!firstLoad.includes('graph-layout-worker.js'), 'elk fetched before the graph view was opened');
     const firstGz = firstLoad.reduce((a, f) => a + gz(join(webDir, f)), 0);
     console.log(`first load: ${firstLoad.join(', ')}: ${kib(firstGz)} gzipped`);
     assert.ok(firstGz < FIRST_LOAD_LIMIT, `first load ${firstGz} B gzipped`);

@@ -57,7 +57,7 @@ function assertMatches(actual, declared, what) {
 
 test('optimize and splitConstants reports match their index.d.ts interfaces', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`)) return;
-  const { optimize, splitConstants } = await import('onnxfold');
+  const { optimize, splitConstants, graph } = await import('onnxfold');
   const { buildModel } = await import('./onnx-builder.mjs');
   const bytes = buildModel({
     inputs: [{ name: 'X', type: 'float32', shape: [3] }],
@@ -73,4 +73,11 @@ test('optimize and splitConstants reports match their index.d.ts interfaces', as
   assertMatches(report.before, declaredKeys(dts, 'ModelSummary'), 'ModelSummary');
   const split = await splitConstants(bytes);
   assertMatches(split.report, declaredKeys(dts, 'SplitReport'), 'SplitReport');
+  const view = await graph(bytes);
+  assertMatches(view, declaredKeys(dts, 'GraphView'), 'GraphView');
+  for (const n of view.nodes) assertMatches(n, declaredKeys(dts, 'GraphNode'), 'GraphNode');
+  for (const m of view.modules) assertMatches(m, declaredKeys(dts, 'GraphModule'), 'GraphModule');
+  const coarse = await graph(bytes, { modulesOnly: true });
+  assert.equal(coarse.level, 'modules');
+  assert.equal(coarse.nodes, undefined);
 });

@@ -251,7 +251,7 @@ test('external data made by the native CLI (--external-data-threshold) is read f
   await equivalent(readFileSync(smallModel), res.model, 'cli-ext');
 });
 
-test('moduleTree and splitConstants: typed results, or a clear error when not in this build', async (t) => {
+test('moduleTree, graph and splitConstants: typed results, or a clear error when not in this build', async (t) => {
   if (!haveDist(t) || !haveModels(t)) return;
   const { moduleTree, splitConstants, OnnxfoldError } = await api();
   const bytes = readFileSync(smallModel);
@@ -263,6 +263,14 @@ test('moduleTree and splitConstants: typed results, or a clear error when not in
   } catch (e) {
     assert.ok(e instanceof OnnxfoldError && /not available in this build/.test(e.message), String(e));
   }
+  // graph: the nodes for display, or only modules above nodeLimit.
+  const { graph } = await api();
+  const view = await graph(bytes);
+  assert.equal(view.level, 'nodes');
+  assert.equal(view.nodes.length, view.nodes_total);
+  assert.ok(view.nodes.every((n) => typeof n.id === 'string' && typeof n.op === 'string'));
+  assert.equal((await graph(bytes, { nodeLimit: 1 })).level, 'modules');
+  await assert.rejects(graph(bytes, { nodeLimit: 'many' }), /nodeLimit/);
   try {
     const r = await splitConstants(bytes);
     assert.ok(r.prep instanceof Uint8Array && r.main instanceof Uint8Array);

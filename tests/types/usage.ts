@@ -3,11 +3,13 @@
 // reject what it refuses. Never run, only checked.
 import {
   OnnxfoldError,
+  graph,
   optimize,
   optionSchema,
   passes,
   splitConstants,
   validate,
+  type GraphView,
   type OptimizeResult,
   type Report,
   type SplitReport,
@@ -35,6 +37,10 @@ export async function example(bytes: Uint8Array): Promise<number> {
   const sr: SplitReport = split.report;
   const names: string[] = sr.values;
 
+  const view: GraphView = await graph(result.model, { nodeLimit: 2000 });
+  const ops: string[] = (view.nodes ?? []).map((n) => `${n.op} in ${n.module}`);
+  const biggest = view.level === 'modules' ? view.modules[0].param_bytes : ops.length;
+
   const specs = await optionSchema();
   const forSplit = specs.filter((s) => s.splitConstants).map((s) => s.name);
   const { available } = await passes();
@@ -47,5 +53,5 @@ export async function example(bytes: Uint8Array): Promise<number> {
   await optimize(bytes, { sizeBudget: '4k' });
 
   return changed + names.length + forSplit.length + available.length + (model instanceof Blob ? 1 : 0) +
-    report.after.nodes;
+    report.after.nodes + biggest;
 }

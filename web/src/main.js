@@ -9,6 +9,7 @@ import { WorkerClient } from './worker-client.js';
 import { setupUrlOptions } from './url-options.js';
 import { setupVerify } from './verify.js';
 import { setupBudget } from './budget.js';
+import { setupGraphView } from './graph-view.js';
 
 const $ = (sel) => document.querySelector(sel);
 const SAMPLE = { url: 'conv1d_m5.onnx', name: 'conv1d_m5.onnx' };
@@ -28,6 +29,9 @@ const budget = setupBudget({
   },
   run: () => run(),
 });
+
+let lastReport = null; // the shown result's report, for the graph view's not_folded reasons
+const graphView = setupGraphView({ client, getNotFolded: () => lastReport?.not_folded });
 
 // ---------------------------------------------------------------------------------------------
 // Small helpers
@@ -361,6 +365,8 @@ function renderReport(model, result, pageMillis) {
   renderNotFolded(report.not_folded ?? []);
   renderTree(result.tree);
   budget.setResult(model, lastRunOptions ?? {}, result);
+  lastReport = report;
+  graphView.setResult(model, result);
 }
 
 // The WebAssembly heap's peak against the model's size: weights in external data stay in the

@@ -9,6 +9,7 @@
 //       'optimize'      args: { bytes, options, externalData, tree } -> { model, externalData, report, tree }
 //       'moduleTree'    args: { bytes }                          -> tree object
 //       'splitConstants' args: { bytes, options }                -> { prep, main, report }
+//       'graph'         args: { bytes, externalData, options }   -> graph view object (graph-view.js)
 // worker -> page: { id, type: 'progress', progress } | { id, type: 'result', value }
 //               | { id, type: 'error', error: { name, message } }
 import * as onnxfold from 'onnxfold';
@@ -72,6 +73,10 @@ const ops = {
 
   async moduleTree({ bytes }) {
     return { value: await onnxfold.moduleTree(bytes) };
+  },
+
+  async graph({ bytes, externalData, options }) {
+    return { value: await onnxfold.graph(bytes, { ...options, externalData }) };
   },
 
   async splitConstants({ bytes, options }) {
