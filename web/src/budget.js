@@ -9,12 +9,12 @@
 //   const budget = setupBudget({ client, getModel, readOptions, setBudget, run })
 //   budget.setResult(model, options, result)   after each optimize; null hides the section
 
+import { humanBytes } from './dom.js';
+
 const MAX_POINTS = 12;
 const $ = (sel) => document.querySelector(sel);
 const SVG = 'http://www.w3.org/2000/svg';
 
-const human = (n) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(2)} MiB`
-  : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`);
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
 const outputBytes = (result) =>
   sizeOf(result.model) + Object.values(result.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
@@ -51,7 +51,7 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
     status.textContent = refused.length === 0
       ? 'The size budget refused no fold: a larger budget would change nothing.'
       : `The size budget refused ${refused.length} fold${refused.length > 1 ? 's' : ''}, ` +
-        `each adding ${human(Math.min(...refused))} to ${human(Math.max(...refused))}.`;
+        `each adding ${humanBytes(Math.min(...refused))} to ${humanBytes(Math.max(...refused))}.`;
   }
 
   async function explore() {
@@ -112,8 +112,8 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
       node('line', { x1: pad, y1: pad, x2: pad, y2: h - pad, class: 'axis' }),
       node('text', { x: w / 2, y: h - 10, 'text-anchor': 'middle' }, 'output size'),
       node('text', { x: 12, y: h / 2, transform: `rotate(-90 12 ${h / 2})`, 'text-anchor': 'middle' }, 'nodes'),
-      node('text', { x: pad, y: h - pad + 16 }, human(x0)),
-      node('text', { x: w - pad, y: h - pad + 16, 'text-anchor': 'end' }, human(x1)),
+      node('text', { x: pad, y: h - pad + 16 }, humanBytes(x0)),
+      node('text', { x: w - pad, y: h - pad + 16, 'text-anchor': 'end' }, humanBytes(x1)),
       node('text', { x: pad - 6, y: h - pad, 'text-anchor': 'end' }, String(y0)),
       node('text', { x: pad - 6, y: pad + 4, 'text-anchor': 'end' }, String(y1)));
     const sorted = [...points].sort((a, b) => a.budget - b.budget);
@@ -122,7 +122,7 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
     const tbody = $('#budget-points tbody');
     tbody.replaceChildren();
     for (const p of sorted) {
-      const label = `budget ${p.budget} bytes: ${p.nodes} nodes, ${human(p.bytes)}`;
+      const label = `budget ${p.budget} bytes: ${p.nodes} nodes, ${humanBytes(p.bytes)}`;
       const dot = node('circle', { cx: sx(p.bytes), cy: sy(p.nodes), r: 7, tabindex: 0, role: 'button',
         class: p.current ? 'point current' : 'point', 'aria-label': `Optimize with ${label}`,
         'data-budget': p.budget, 'data-bytes': p.bytes, 'data-nodes': p.nodes });
@@ -138,7 +138,7 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
       use.disabled = Boolean(p.current);
       use.addEventListener('click', () => pick(p));
       const row = document.createElement('tr');
-      for (const text of [String(p.budget), String(p.nodes), human(p.bytes)]) {
+      for (const text of [String(p.budget), String(p.nodes), humanBytes(p.bytes)]) {
         const td = document.createElement('td');
         td.textContent = text;
         row.append(td);

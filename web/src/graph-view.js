@@ -4,6 +4,7 @@
 // in "before", new nodes in "after" (nodes are matched by name: graphJson's `id`). Graphs above
 // NODE_LIMIT nodes, or when the user picks "By module", show the module tree as nested boxes
 // instead, so the page never lays out a huge graph.
+import { el, humanBytes } from './dom.js';
 import { WorkerClient } from './worker-client.js';
 
 const NODE_LIMIT = 1500;
@@ -11,33 +12,10 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const NODE_H = 28;
 const $ = (sel) => document.querySelector(sel);
 
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
-
 function svg(tag, attrs = {}) {
   const e = document.createElementNS(SVG_NS, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   return e;
-}
-
-function humanBytes(n) {
-  const units = ['B', 'KiB', 'MiB', 'GiB'];
-  let i = 0;
-  let x = n;
-  while (Math.abs(x) >= 1024 && i < units.length - 1) {
-    x /= 1024;
-    i++;
-  }
-  return i === 0 ? `${x} B` : `${x.toFixed(x < 10 ? 2 : 1)} ${units[i]}`;
 }
 
 /** The elk graph of a graphJson view: one box per node, graph inputs and outputs, one edge per producer -> user pair. */

@@ -5,6 +5,7 @@
 // body[data-state] says what the page is doing (loading, ready, running, done, error,
 // cancelled); the browser test waits on it.
 
+import { el, humanBytes } from './dom.js';
 import { WorkerClient } from './worker-client.js';
 import { setupUrlOptions } from './url-options.js';
 import { setupVerify } from './verify.js';
@@ -36,29 +37,6 @@ const graphView = setupGraphView({ client, getNotFolded: () => lastReport?.not_f
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
-
-export function humanBytes(n) {
-  if (!Number.isFinite(n)) return '–';
-  const units = ['B', 'KiB', 'MiB', 'GiB'];
-  let i = 0;
-  let x = n;
-  while (Math.abs(x) >= 1024 && i < units.length - 1) {
-    x /= 1024;
-    i++;
-  }
-  return i === 0 ? `${x} B` : `${x.toFixed(x < 10 ? 2 : 1)} ${units[i]}`;
-}
 
 const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 1)} ms`);
 const pct = (a, b) => (a ? `${(((b - a) / a) * 100).toFixed(1)}%` : '');
