@@ -10,46 +10,26 @@
 // Without Chromium, the built page or python3-onnx the tests skip, except under CI, where they fail.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
+import { artifacts, launchChromium, prerequisites, shared, webDir } from './harness.mjs';
 import { candidateBudgets } from '../../web/src/budget.js';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = join(repoRoot, 'build', 'web');
-const artifacts = join(repoRoot, 'build', 'test-artifacts');
-const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
-const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
 const makeLlm = join(shared, 'tools', 'make_llm.py');
 const python = '/usr/bin/python3';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-const missing = [];
-if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath})`);
-for (const f of ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm']) {
-  if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
-}
-if (!existsSync(makeLlm)) missing.push(makeLlm);
-try {
-  execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
-} catch {
-  missing.push('python3-onnx and python3-numpy');
-}
-let playwright = null;
-try {
-  playwright = await import('playwright-core');
-} catch {
-  missing.push('playwright-core (npm ci)');
-}
-const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
-if (skipReason && process.env.CI) {
-  test('budget explorer test prerequisites', () => assert.fail(skipReason));
-}
+const havePythonOnnx = () => {
+  try {
+    execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+const { playwright, skipReason } = await prerequisites('budget explorer',
+  { also: [makeLlm, ['python3-onnx and python3-numpy', havePythonOnnx()]] });
 
 test('candidate budgets: every refused size when few, an even spread ending at the largest', () => {
   assert.deepEqual(candidateBudgets([300, 100, 300, 200]), [100, 200, 300]);
@@ -74,7 +54,7 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
       '--ffn', '128', '--vocab', '256', '--max-pos', '256', '--rope-per-layer', '--out', model],
     { stdio: 'ignore' });
     server = await serveStatic({ root: webDir });
-    browser = await playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium(playwright);
   });
 
   after(async () => {
@@ -120,8 +100,11 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     // Pick it with the keyboard: focus the point, Enter.
     await page.focus(`#budget-plot circle.point[data-budget="${largest.budget}"]`);
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.body.dataset.state === 'running');
-    await waitState(page, ['done', 'error']);
+    // Done with the picked budget (the run may be over before 'running' could be seen).
+    await page.waitForFunction((b) => ['done', 'error'].includes(document.body.dataset.state) &&
+      document.querySelector('#size-budget').value === String(b) &&
+      !document.querySelector('#budget').hidden, largest.budget, { timeout: 120_000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'done');
     assert.equal(await page.inputValue('#size-budget'), String(largest.budget));
     assert.equal(await page.inputValue('#constructor-budget'), String(largest.budget));
     assert.match(page.url(), new RegExp(`budget=${largest.budget}`));

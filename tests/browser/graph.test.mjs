@@ -10,38 +10,14 @@
 // Without Chromium, the built page or the shared models the tests skip, except under CI, where they fail.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
+import { artifacts, launchChromium, prerequisites, shared, webDir } from './harness.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = join(repoRoot, 'build', 'web');
-const artifacts = join(repoRoot, 'build', 'test-artifacts');
-const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
-const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
 const models = ['mobilenet_v2.op13.nofold.onnx', 'minibert.op14.nofold.onnx'].map((m) => join(shared, 'models', m));
 const LAYOUT = 'graph-layout-worker.js';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-const missing = [];
-if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath})`);
-for (const f of ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm', LAYOUT]) {
-  if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
-}
-for (const m of models) if (!existsSync(m)) missing.push(m);
-let playwright = null;
-try {
-  playwright = await import('playwright-core');
-} catch {
-  missing.push('playwright-core (npm ci)');
-}
-const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
-if (skipReason && process.env.CI) {
-  test('graph view test prerequisites', () => assert.fail(skipReason));
-}
+const { playwright, skipReason } = await prerequisites('graph view', { files: [LAYOUT], also: models });
 
 describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
   let server;
@@ -50,7 +26,7 @@ describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
   before(async () => {
     await mkdir(artifacts, { recursive: true });
     server = await serveStatic({ root: webDir });
-    browser = await playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium(playwright);
   });
 
   after(async () => {

@@ -13,39 +13,15 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { assertEquivalent } from '../node/oracle.mjs';
 import { serveStatic } from '../../web/serve.mjs';
+import { artifacts, launchChromium, prerequisites, repoRoot, shared, webDir } from './harness.mjs';
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const webDir = join(repoRoot, 'build', 'web');
-const artifacts = join(repoRoot, 'build', 'test-artifacts');
-const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
-const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
 const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
 const mobilenet = join(shared, 'models', 'mobilenet_v2.op13.nofold.onnx');
 
-// Flags from the toolchain notes: headless Chromium in a container, nothing fetched from the net.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-const missing = [];
-if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath}; scripts/bootstrap installs it)`);
-for (const f of ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm', 'conv1d_m5.onnx']) {
-  if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
-}
-let playwright = null;
-try {
-  playwright = await import('playwright-core');
-} catch {
-  missing.push('playwright-core (npm ci)');
-}
-const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
-if (skipReason && process.env.CI) {
-  // CI must run this test: a missing browser or page is a failure, not a skip.
-  test('browser test prerequisites', () => assert.fail(skipReason));
-}
+const { playwright, skipReason } = await prerequisites('browser', { files: ['conv1d_m5.onnx'] });
 
 // The package itself, for comparing the page's output with node's (same wasm, same options).
 let pkg = null;
@@ -64,7 +40,7 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
   before(async () => {
     await mkdir(join(artifacts, 'options'), { recursive: true });
     server = await serveStatic({ root: webDir });
-    browser = await playwright.chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium(playwright);
   });
 
   after(async () => {
