@@ -9,97 +9,12 @@
 // Initializers that are also graph inputs are not listed by ORT and keep their stored values.
 
 import ort from 'onnxruntime-node';
+// The input rules are the page's (web/src/verify-core.js): one generator for both.
+import { halfToNumber, makeTensor, mulberry32, resolveDim } from '../../web/src/verify-core.js';
+
+export { mulberry32 };
 
 const FLOAT_TYPES = new Set(['float32', 'float64', 'float16']);
-const INT64_TYPES = new Set(['int64', 'uint64']);
-
-/** mulberry32: small deterministic 32-bit PRNG; returns floats in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// Default sizes for symbolic dimensions, chosen by dim name (first match wins).
-const DIM_RULES = [
-  [/sample/i, 16000],           // raw audio: must survive the strided convolutions of an audio front-end
-  [/seq|sequence|time|len|token/i, 8],
-];
-
-function resolveDim(d, { dimValue, dims }) {
-  if (typeof d === 'number' && d >= 0) return d;
-  if (typeof d === 'string' && dims && Object.hasOwn(dims, d)) return dims[d];
-  if (typeof d === 'string') {
-    for (const [re, v] of DIM_RULES) if (re.test(d)) return v;
-  }
-  return dimValue;
-}
-
-function float32ToFloat16Bits(f) {
-  const buf = new DataView(new ArrayBuffer(4));
-  buf.setFloat32(0, f);
-  const x = buf.getUint32(0);
-  const sign = (x >>> 16) & 0x8000;
-  const exp = ((x >>> 23) & 0xff) - 127 + 15;
-  const mant = x & 0x7fffff;
-  if (exp <= 0) return sign;                  // flush tiny values to zero (inputs are in [-1, 1])
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | (exp << 10) | (mant >>> 13);
-}
-
-function float16BitsToNumber(h) {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >>> 10) & 0x1f;
-  const m = h & 0x3ff;
-  if (e === 0) return s * m * 2 ** -24;
-  if (e === 31) return m ? NaN : s * Infinity;
-  return s * (1 + m / 1024) * 2 ** (e - 15);
-}
-
-function makeTensor(meta, shape, rand) {
-  const n = shape.reduce((a, b) => a * b, 1);
-  const name = meta.name.toLowerCase();
-  const type = meta.type;
-  const isMask = name.includes('mask');
-  switch (type) {
-    case 'float32':
-    case 'float64': {
-      const data = type === 'float32' ? new Float32Array(n) : new Float64Array(n);
-      for (let i = 0; i < n; i++) data[i] = isMask ? 1 : rand() * 2 - 1;
-      return new ort.Tensor(type, data, shape);
-    }
-    case 'float16': {
-      const data = new Uint16Array(n);
-      for (let i = 0; i < n; i++) data[i] = float32ToFloat16Bits(isMask ? 1 : rand() * 2 - 1);
-      return new ort.Tensor(type, data, shape);
-    }
-    case 'bool':
-      return new ort.Tensor(type, new Uint8Array(n).fill(1), shape);
-    case 'string':
-      return new ort.Tensor(type, Array.from({ length: n }, (_, i) => `s${i % 10}`), shape);
-    default: {
-      // integer types: ids in [0, 10); masks all ones; segment/token-type ids zero
-      const zero = /token_type|segment/.test(name);
-      const value = () => (isMask ? 1 : zero ? 0 : Math.floor(rand() * 10));
-      if (INT64_TYPES.has(type)) {
-        const data = type === 'int64' ? new BigInt64Array(n) : new BigUint64Array(n);
-        for (let i = 0; i < n; i++) data[i] = BigInt(value());
-        return new ort.Tensor(type, data, shape);
-      }
-      const Ctor = { int32: Int32Array, uint32: Uint32Array, int16: Int16Array, uint16: Uint16Array,
-        int8: Int8Array, uint8: Uint8Array }[type];
-      if (!Ctor) throw new Error(`oracle: unsupported input type ${type} for input '${meta.name}'`);
-      const data = new Ctor(n);
-      for (let i = 0; i < n; i++) data[i] = value();
-      return new ort.Tensor(type, data, shape);
-    }
-  }
-}
 
 /**
  * Build seeded random inputs from an InferenceSession's input metadata.
@@ -110,8 +25,8 @@ export function makeInputs(session, { seed = 1, dimValue = 2, dims, inputs } = {
   const feeds = {};
   for (const meta of session.inputMetadata) {
     if (!meta.isTensor) throw new Error(`oracle: non-tensor input '${meta.name}' is not supported`);
-    const shape = (meta.shape ?? []).map((d) => resolveDim(d, { dimValue, dims }));
-    const tensor = makeTensor(meta, shape, rand); // always generated, so later inputs stay stable
+    const shape = (meta.shape ?? []).map((d) => resolveDim(d, dims ?? {}, dimValue));
+    const tensor = makeTensor(ort.Tensor, meta, shape, rand); // always generated, so later inputs stay stable
     if (inputs && Object.hasOwn(inputs, meta.name)) {
       const v = inputs[meta.name];
       feeds[meta.name] = v instanceof ort.Tensor ? v : new ort.Tensor(v.type ?? meta.type, v.data, v.dims);
@@ -128,7 +43,7 @@ function toNumber(v) {
 
 // float16 tensors come back as raw bits in a Uint16Array unless the runtime has Float16Array.
 function elements(t) {
-  if (t.type === 'float16' && t.data instanceof Uint16Array) return Array.from(t.data, float16BitsToNumber);
+  if (t.type === 'float16' && t.data instanceof Uint16Array) return Array.from(t.data, halfToNumber);
   return t.data;
 }
 

@@ -12,9 +12,14 @@ const DIM_RULES = [
   [/seq|sequence|time|len|token/i, 8],
 ];
 
-export function defaultDim(name) {
+// The size a dim name's rule gives; undefined when none applies.
+function ruleFor(name) {
   for (const [re, v] of DIM_RULES) if (re.test(name)) return v;
-  return DEFAULTS.dimValue;
+  return undefined;
+}
+
+export function defaultDim(name) {
+  return ruleFor(name) ?? DEFAULTS.dimValue;
 }
 
 /** 'float32[batch,3,224,224]' -> { type: 'float32', dims: ['batch', 3, 224, 224] }. */
@@ -34,6 +39,7 @@ export function symbolicDims(inputs) {
   return names;
 }
 
+/** mulberry32: small deterministic 32-bit PRNG; returns floats in [0, 1). */
 export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
@@ -45,11 +51,12 @@ export function mulberry32(seed) {
   };
 }
 
-// A dim ORT reports: a number, a symbol the user sized (or the rules size), or unnamed (-1/'').
-function resolveDim(d, dims) {
+// A dim ORT reports: a number, a symbol the user sized (or the rules size), or unnamed (-1/''),
+// which gets `dimValue`.
+export function resolveDim(d, dims = {}, dimValue = DEFAULTS.dimValue) {
   if (typeof d === 'number' && d >= 0) return d;
   if (typeof d === 'string' && d && Object.hasOwn(dims, d)) return dims[d];
-  return typeof d === 'string' && d ? defaultDim(d) : DEFAULTS.dimValue;
+  return (typeof d === 'string' && d ? ruleFor(d) : undefined) ?? dimValue;
 }
 
 function toHalfBits(f) {
@@ -63,7 +70,7 @@ function toHalfBits(f) {
   return sign | (exp << 10) | ((x & 0x7fffff) >>> 13);
 }
 
-function halfToNumber(h) {
+export function halfToNumber(h) {
   const s = h & 0x8000 ? -1 : 1;
   const e = (h >>> 10) & 0x1f;
   const m = h & 0x3ff;
@@ -75,7 +82,8 @@ function halfToNumber(h) {
 const INT_ARRAYS = { int32: Int32Array, uint32: Uint32Array, int16: Int16Array, uint16: Uint16Array,
   int8: Int8Array, uint8: Uint8Array };
 
-function makeTensor(Tensor, meta, shape, rand) {
+// One seeded input tensor of `meta`'s type and `shape` (`Tensor`: the runtime's tensor class).
+export function makeTensor(Tensor, meta, shape, rand) {
   const n = shape.reduce((a, b) => a * b, 1);
   const name = meta.name.toLowerCase();
   const isMask = name.includes('mask');
