@@ -185,7 +185,7 @@ void inferFlatten(InferContext& ctx) {
     int64_t p = 1;
     for (size_t k = b; k < e; ++k) {
       if (!in->dims[k].isKnown()) return ctx.newSymbol();
-      p *= in->dims[k].value;
+      if (!checkedMul(p, in->dims[k].value, &p)) ctx.fail("the flattened size overflows int64");
     }
     return Dim::known(p);
   };
