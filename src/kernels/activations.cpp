@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace {
@@ -28,7 +29,7 @@ struct FRelu : UnaryBase {
 // Sigmoid through exp(-|x|): no overflow, and tiny results keep their precision.
 template <class C>
 inline C sigmoidOf(C x) {
-  const C t = std::exp(-std::fabs(x));
+  const C t = fm::exp(-std::fabs(x));
   const C r = C{1} / (C{1} + t);
   return x >= 0 ? r : t * r;
 }
@@ -56,7 +57,7 @@ struct FElu : UnaryBase {
   explicit FElu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 1.0f)) {}
   template <class C>
   C operator()(C x) const {
-    return x < 0 ? static_cast<C>(alpha) * std::expm1(x) : x;
+    return x < 0 ? static_cast<C>(alpha) * fm::expm1(x) : x;
   }
 };
 
@@ -68,7 +69,7 @@ struct FCelu : UnaryBase {
   template <class C>
   C operator()(C x) const {
     const C a = static_cast<C>(alpha);
-    return std::max(C{0}, x) + std::min(C{0}, a * std::expm1(x / a));
+    return std::max(C{0}, x) + std::min(C{0}, a * fm::expm1(x / a));
   }
 };
 
@@ -81,7 +82,7 @@ struct FSelu : UnaryBase {
   template <class C>
   C operator()(C x) const {
     const C g = static_cast<C>(gamma), a = static_cast<C>(alpha);
-    return x > 0 ? g * x : g * (a * std::exp(x) - a);
+    return x > 0 ? g * x : g * (a * fm::exp(x) - a);
   }
 };
 
@@ -109,7 +110,7 @@ struct FSoftplus : UnaryBase {
   template <class C>
   C operator()(C x) const {
     // log(1 + e^x) without overflow for large x.
-    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    return x > 0 ? x + fm::log1p(fm::exp(-x)) : fm::log1p(fm::exp(x));
   }
 };
 
@@ -117,8 +118,8 @@ struct FMish : UnaryBase {
   using UnaryBase::UnaryBase;
   template <class C>
   C operator()(C x) const {
-    const C sp = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-    return x * std::tanh(sp);
+    const C sp = x > 0 ? x + fm::log1p(fm::exp(-x)) : fm::log1p(fm::exp(x));
+    return x * fm::tanh(sp);
   }
 };
 
@@ -133,9 +134,9 @@ struct FGelu : UnaryBase {
   C operator()(C x) const {
     if (tanh_approx) {
       const C k = static_cast<C>(0.7978845608028654);  // sqrt(2/pi)
-      return C{0.5} * x * (C{1} + std::tanh(k * (x + static_cast<C>(0.044715) * x * x * x)));
+      return C{0.5} * x * (C{1} + fm::tanh(k * (x + static_cast<C>(0.044715) * x * x * x)));
     }
-    return C{0.5} * x * (C{1} + std::erf(x * static_cast<C>(0.7071067811865476)));
+    return C{0.5} * x * (C{1} + fm::erf(x * static_cast<C>(0.7071067811865476)));
   }
 };
 

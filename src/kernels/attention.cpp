@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/simd.h"
 
 namespace onnxfold {
@@ -336,7 +337,7 @@ void attentionImpl(ComputeContext& ctx) {
         for (int64_t j = 0; j < T; ++j) {
           double s = roundTo(t1, static_cast<double>(attn::dot(qi, kb + j * Dh, Dh)));
           if (qk_out != nullptr && mode == 0) qk_out[j] = static_cast<Acc>(s);
-          if (softcap > 0) s = roundTo(t1, softcap * std::tanh(s / softcap));
+          if (softcap > 0) s = roundTo(t1, softcap * fm::tanh(s / softcap));
           if (qk_out != nullptr && mode == 1) qk_out[j] = static_cast<Acc>(s);
           s = roundTo(t1, s + bias(b, h, i, j));
           if (qk_out != nullptr && mode == 2) qk_out[j] = static_cast<Acc>(s);
@@ -349,7 +350,7 @@ void attentionImpl(ComputeContext& ctx) {
         } else {
           double sum = 0;
           for (double& s : row) {
-            s = std::exp(s - mx);
+            s = fm::exp(s - mx);
             sum += s;
           }
           for (int64_t j = 0; j < T; ++j)
@@ -585,7 +586,7 @@ void computeLinearAttention(ComputeContext& ctx) {
           for (int64_t i = 0; i < dk; ++i) {
             const float g = decay_w == hkv ? decay[static_cast<size_t>(bt * hkv + h)]
                                            : decay[static_cast<size_t>((bt * hkv + h) * dk + i)];
-            const float e = std::exp(g);
+            const float e = fm::exp(g);
             for (int64_t m = 0; m < dv; ++m)
               S[i * dv + m] *= e;
           }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace {
@@ -406,12 +407,12 @@ void computePow(ComputeContext& ctx) {
           const size_t k = static_cast<size_t>(off[1] + i * s[1]);
           if constexpr (std::is_integral_v<T>) {
             po[o + i] = int_exp ? intPow<T>(base, ei[k])
-                                : fromCalc<T>(std::pow(static_cast<double>(base), ed[k]));
+                                : fromCalc<T>(fm::pow(static_cast<double>(base), ed[k]));
           } else {
             using C = Calc<T, false>;
             const double e = int_exp ? static_cast<double>(ei[k]) : ed[k];
             // float bases: compute in the base's precision as numpy/onnxruntime do
-            po[o + i] = fromCalc<T>(std::pow(toCalc<C>(base), static_cast<C>(e)));
+            po[o + i] = fromCalc<T>(fm::pow(toCalc<C>(base), static_cast<C>(e)));
           }
         }
       });

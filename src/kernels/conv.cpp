@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/gemm.h"
 #include "kernels/op_helpers.h"
 #include "kernels/xnnpack.h"
@@ -420,7 +421,7 @@ void computeCausalConv(ComputeContext& ctx) {
         double acc = B ? b[c] : 0.0;
         for (int64_t j = 0; j < k; ++j)
           acc += w[c * k + j] * seq[t + j];
-        if (silu) acc = acc / (1.0 + std::exp(-acc));
+        if (silu) acc = acc / (1.0 + fm::exp(-acc));
         y[nc * len + t] = acc;
       }
       for (int64_t i = 0; i < k - 1; ++i)

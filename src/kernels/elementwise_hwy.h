@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstddef>
 
+#include "kernels/float_math.h"
+
 namespace onnxfold::kernels::ew {
 
 enum class BinaryF32 { kAdd, kSub, kMul, kDiv };
@@ -30,7 +32,7 @@ inline float binaryScalar(float a, float b) {
 // Sigmoid through exp(-|x|) so that nothing overflows and tiny results keep
 // their relative precision: x >= 0 gives 1/(1+t), x < 0 gives t/(1+t).
 inline float sigmoidScalar(float x) {
-  const float t = std::exp(-std::fabs(x));
+  const float t = fm::exp(-std::fabs(x));
   const float r = 1.0f / (1.0f + t);
   return x >= 0 ? r : t * r;
 }

@@ -25,6 +25,7 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/simd.h"
 #include "kernels/subgraph_eval.h"
 
@@ -242,7 +243,7 @@ void flexAttentionImpl(ComputeContext& ctx, DataType t1, DataType sp) {
       mx = std::max(mx, row[j]);
     double sum = 0;
     for (int64_t j = 0; j < S; ++j)
-      sum += row[j] = std::exp(row[j] - mx);
+      sum += row[j] = fm::exp(row[j] - mx);
     for (int64_t j = 0; j < S; ++j)
       row[j] = roundTo(sp, row[j] / sum);
   }

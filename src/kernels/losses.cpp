@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -110,8 +111,8 @@ void computeSce(ComputeContext& ctx) {
         mx = std::max(mx, v[static_cast<size_t>((n * C + c) * D + d)]);
       double s = 0;
       for (int64_t c = 0; c < C; ++c)
-        s += std::exp(v[static_cast<size_t>((n * C + c) * D + d)] - mx);
-      const double ls = std::log(s);
+        s += fm::exp(v[static_cast<size_t>((n * C + c) * D + d)] - mx);
+      const double ls = fm::log(s);
       for (int64_t c = 0; c < C; ++c) {
         double& e = v[static_cast<size_t>((n * C + c) * D + d)];
         e = e - mx - ls;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -255,7 +256,7 @@ double erfInv(double y) {
   // Initial guess (Giles) refined by Newton steps on erf.
   if (y <= -1) return -std::numeric_limits<double>::infinity();
   if (y >= 1) return std::numeric_limits<double>::infinity();
-  double w = -std::log((1.0 - y) * (1.0 + y));
+  double w = -fm::log((1.0 - y) * (1.0 + y));
   double x;
   if (w < 5) {
     w -= 2.5;
@@ -272,7 +273,7 @@ double erfInv(double y) {
   }
   x *= y;
   for (int i = 0; i < 2; ++i)
-    x -= (std::erf(x) - y) / (2 / std::sqrt(3.14159265358979323846) * std::exp(-x * x));
+    x -= (fm::erf(x) - y) / (2 / std::sqrt(3.14159265358979323846) * fm::exp(-x * x));
   return x;
 }
 
@@ -389,14 +390,14 @@ void computeTreeEnsemble(ComputeContext& ctx) {
         if (post == 1 || a != 0) mx = std::max(mx, a);
       double sum = 0;
       for (double& a : acc) {
-        a = post == 3 && a == 0 ? 0.0 : std::exp(a - mx);
+        a = post == 3 && a == 0 ? 0.0 : fm::exp(a - mx);
         sum += a;
       }
       for (double& a : acc)
         a = sum > 0 ? a / sum : 0.0;
     } else if (post == 2) {
       for (double& a : acc)
-        a = 1.0 / (1.0 + std::exp(-a));
+        a = 1.0 / (1.0 + fm::exp(-a));
     } else if (post == 4) {
       for (double& a : acc)
         a = std::sqrt(2.0) * erfInv(2 * a - 1);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -384,7 +385,7 @@ void computeLrn(ComputeContext& ctx) {
           sq += v * v;
         }
         const size_t i = static_cast<size_t>((n * channels + c) * spatial + s);
-        y[i] = x[i] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta);
+        y[i] = x[i] / fm::pow(bias + alpha / static_cast<double>(size) * sq, beta);
       }
   writeAll(ctx.output(0), y);
 }

@@ -9,6 +9,7 @@
 
 #include "kernels/common.h"
 #include "kernels/conv_geometry.h"
+#include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -105,7 +106,7 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
           } else if (kind == PoolKind::kAverage) {
             acc += v;
           } else {
-            acc += std::pow(std::fabs(v), p);
+            acc += fm::pow(std::fabs(v), p);
           }
         }
         for (size_t d = nd; d-- > 0;) {
@@ -118,7 +119,7 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
         const int64_t div = include_pad ? padded_count : count;
         out = div > 0 ? acc / static_cast<double>(div) : std::nan("");
       } else if (kind == PoolKind::kLp) {
-        out = std::pow(acc, 1.0 / p);
+        out = fm::pow(acc, 1.0 / p);
       }
       y[plane * osize + o] = fromDouble<T>(out);
       if (I != nullptr) mutableDataAs<int64_t>(*I)[plane * osize + o] = plane * isize + best;
@@ -183,13 +184,13 @@ void computeGlobalPool(ComputeContext& ctx) {
           if (kind == PoolKind::kMax) {
             acc = (v > acc || std::isnan(v)) ? v : acc;
           } else if (kind == PoolKind::kLp) {
-            acc += std::pow(std::fabs(v), p);
+            acc += fm::pow(std::fabs(v), p);
           } else {
             acc += v;
           }
         }
         if (kind == PoolKind::kLp) {
-          y[pl] = fromDouble<T>(std::pow(acc, 1.0 / p));
+          y[pl] = fromDouble<T>(fm::pow(acc, 1.0 / p));
         } else {
           y[pl] = fromDouble<T>(kind == PoolKind::kMax ? acc : acc / static_cast<double>(size));
         }

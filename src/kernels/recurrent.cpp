@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/simd.h"
 
 namespace onnxfold {
@@ -52,9 +53,9 @@ struct Activation {
       case kRelu:
         return x > 0 ? x : 0;
       case kTanh:
-        return std::tanh(x);
+        return fm::tanh(x);
       case kSigmoid:
-        return 1.0 / (1.0 + std::exp(-x));
+        return 1.0 / (1.0 + fm::exp(-x));
       case kAffine:
         return alpha * x + beta;
       case kLeakyRelu:
@@ -62,15 +63,15 @@ struct Activation {
       case kThresholdedRelu:
         return x > alpha ? x : 0;
       case kScaledTanh:
-        return alpha * std::tanh(beta * x);
+        return alpha * fm::tanh(beta * x);
       case kHardSigmoid:
         return std::max(0.0, std::min(1.0, alpha * x + beta));
       case kElu:
-        return x >= 0 ? x : alpha * (std::exp(x) - 1);
+        return x >= 0 ? x : alpha * (fm::exp(x) - 1);
       case kSoftsign:
         return x / (1 + std::fabs(x));
       case kSoftplus:
-        return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.0);
+        return fm::log1p(fm::exp(-std::fabs(x))) + std::max(x, 0.0);
     }
     return x;
   }

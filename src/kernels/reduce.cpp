@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace kernels::reduce_simd {
@@ -71,14 +72,14 @@ float minScalar(const float* x, size_t n) {
 float sumExpShiftedScalar(const float* x, size_t n, float shift) {
   float s = 0;
   for (size_t i = 0; i < n; ++i)
-    s += std::exp(x[i] - shift);
+    s += fm::exp(x[i] - shift);
   return s;
 }
 void softmaxScalar(const float* x, float* y, size_t n) {
   const float m = maxScalar(x, n);
   float s = 0;
   for (size_t i = 0; i < n; ++i) {
-    y[i] = std::exp(x[i] - m);
+    y[i] = fm::exp(x[i] - m);
     s += y[i];
   }
   for (size_t i = 0; i < n; ++i)
@@ -86,7 +87,7 @@ void softmaxScalar(const float* x, float* y, size_t n) {
 }
 void logSoftmaxScalar(const float* x, float* y, size_t n) {
   const float m = maxScalar(x, n);
-  const float c = m + std::log(sumExpShiftedScalar(x, n, m));
+  const float c = m + fm::log(sumExpShiftedScalar(x, n, m));
   for (size_t i = 0; i < n; ++i)
     y[i] = x[i] - c;
 }
@@ -170,7 +171,7 @@ void softmax(const float* x, float* y, size_t n) {
   }
   float s = hn::GetLane(hn::SumOfLanes(d, acc));
   for (; i < n; ++i) {
-    y[i] = std::exp(std::max(x[i] - m, kExpFloor));
+    y[i] = fm::exp(std::max(x[i] - m, kExpFloor));
     s += y[i];
   }
   const float inv = 1.0f / s;
@@ -185,7 +186,7 @@ void logSoftmax(const float* x, float* y, size_t n) {
   const DF d;
   const size_t N = hn::Lanes(d);
   const float m = max(x, n);
-  const float c = m + std::log(sumExpShifted(x, n, m));
+  const float c = m + fm::log(sumExpShifted(x, n, m));
   const auto vc = hn::Set(d, c);
   size_t i = 0;
   for (; i + N <= n; i += N)
@@ -356,11 +357,11 @@ W reduceRow(ROp op, const W* x, size_t n) {
       case ROp::kSumSquare:
         return simd::sumSquares(x, n);
       case ROp::kLogSum:
-        return std::log(simd::sum(x, n));
+        return fm::log(simd::sum(x, n));
       case ROp::kLogSumExp: {
         const float m = simd::max(x, n);
         if (std::isinf(m)) return m;
-        return m + std::log(simd::sumExpShifted(x, n, m));
+        return m + fm::log(simd::sumExpShifted(x, n, m));
       }
       case ROp::kProd:
         break;
@@ -404,7 +405,7 @@ W reduceRow(ROp op, const W* x, size_t n) {
     case ROp::kLogSum:
       for (size_t i = 0; i < n; ++i)
         acc += x[i];
-      return static_cast<W>(std::log(static_cast<double>(acc)));
+      return static_cast<W>(fm::log(static_cast<double>(acc)));
     case ROp::kLogSumExp: {
       double m = static_cast<double>(x[0]);
       for (size_t i = 1; i < n; ++i)
@@ -412,8 +413,8 @@ W reduceRow(ROp op, const W* x, size_t n) {
       if (std::isinf(m)) return static_cast<W>(m);
       double s = 0;
       for (size_t i = 0; i < n; ++i)
-        s += std::exp(static_cast<double>(x[i]) - m);
-      return static_cast<W>(m + std::log(s));
+        s += fm::exp(static_cast<double>(x[i]) - m);
+      return static_cast<W>(m + fm::log(s));
     }
   }
   return acc;
@@ -575,9 +576,9 @@ void softRow(SOp op, const W* x, W* y, size_t n) {
       m = std::max(m, x[i]);
     W s = 0;
     for (size_t i = 0; i < n; ++i)
-      s += std::exp(x[i] - m);
+      s += fm::exp(x[i] - m);
     for (size_t i = 0; i < n; ++i)
-      y[i] = op == SOp::kSoftmax ? std::exp(x[i] - m) / s : x[i] - m - std::log(s);
+      y[i] = op == SOp::kSoftmax ? fm::exp(x[i] - m) / s : x[i] - m - fm::log(s);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace kernels {
@@ -64,8 +65,7 @@ void fftPow2(std::vector<Cplx>& a, int sign) {
     for (size_t i = 0; i < n; i += len) {
       for (size_t k = 0; k < len / 2; ++k) {
         // Direct twiddles (not a running product) keep the error at one rounding.
-        const Cplx w(std::cos(ang * static_cast<double>(k)),
-                     std::sin(ang * static_cast<double>(k)));
+        const Cplx w(fm::cos(ang * static_cast<double>(k)), fm::sin(ang * static_cast<double>(k)));
         const Cplx u = a[i + k];
         const Cplx v = a[i + k + len / 2] * w;
         a[i + k] = u + v;
@@ -83,7 +83,7 @@ class Dft {
       tw_.resize(static_cast<size_t>(n));
       for (int64_t m = 0; m < n; ++m) {
         const double ang = sign_ * 2 * kPi * static_cast<double>(m) / static_cast<double>(n);
-        tw_[static_cast<size_t>(m)] = Cplx(std::cos(ang), std::sin(ang));
+        tw_[static_cast<size_t>(m)] = Cplx(fm::cos(ang), fm::sin(ang));
       }
     }
   }
@@ -377,7 +377,7 @@ void computeCosineWindow(ComputeContext& ctx, double a0, double a1, double a2) {
   for (int64_t i = 0; i < size; ++i) {
     // Like the reference, a 1-point symmetric window divides by zero: keep it 1.
     const double x = denom > 0 ? 2 * kPi * static_cast<double>(i) / denom : 0.0;
-    w[static_cast<size_t>(i)] = a0 - a1 * std::cos(x) + a2 * std::cos(2 * x);
+    w[static_cast<size_t>(i)] = a0 - a1 * fm::cos(x) + a2 * fm::cos(2 * x);
   }
   writeAll(ctx, ctx.output(0), w);
 }
@@ -415,7 +415,7 @@ void computeMel(ComputeContext& ctx) {
   if (sample_rate <= 0) ctx.fail("sample_rate must be positive");
   const int64_t spec_bins = dft_length / 2 + 1;
   auto hzToMel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
-  auto melToHz = [](double mel) { return 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0); };
+  auto melToHz = [](double mel) { return 700.0 * (fm::pow(10.0, mel / 2595.0) - 1.0); };
   const double low_mel = hzToMel(lower);
   const double high_mel = hzToMel(upper);
   const double step = (high_mel - low_mel) / static_cast<double>(bins + 2);

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace kernels {
@@ -50,8 +51,8 @@ void inferSwiGLU(InferContext& ctx) {
 // 1 / (1 + e^-x) without overflowing e^-x for very negative x.
 template <class C>
 C sigmoid(C x) {
-  if (x >= 0) return C(1) / (C(1) + std::exp(-x));
-  const C e = std::exp(x);
+  if (x >= 0) return C(1) / (C(1) + fm::exp(-x));
+  const C e = fm::exp(x);
   return e / (C(1) + e);
 }
 

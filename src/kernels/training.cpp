@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -73,7 +74,7 @@ void computeOptimizer(ComputeContext& ctx) {
       const double post = ctx.attrFloat("norm_coefficient_post", 0.0f);
       b = readAll(ctx.input(2 + 3 * n + k));
       if (b.size() != x.size()) ctx.fail("X and H must match");
-      const double r = T > 0 ? R * std::sqrt(1 - std::pow(beta, T)) / (1 - std::pow(alpha, T)) : R;
+      const double r = T > 0 ? R * std::sqrt(1 - fm::pow(beta, T)) / (1 - fm::pow(alpha, T)) : R;
       for (size_t i = 0; i < x.size(); ++i) {
         const double gr = norm * x[i] + g[i];
         a[i] = alpha * a[i] + (1 - alpha) * gr;

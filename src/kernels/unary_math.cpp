@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/float_math.h"
 
 namespace onnxfold {
 namespace {
@@ -17,24 +18,24 @@ using kernels::dataAs;
 using kernels::mutableDataAs;
 using namespace kernels::elementwise;
 
-ONNXFOLD_FLOAT_UNARY(FAcos, std::acos(x))
-ONNXFOLD_FLOAT_UNARY(FAcosh, std::acosh(x))
-ONNXFOLD_FLOAT_UNARY(FAsin, std::asin(x))
-ONNXFOLD_FLOAT_UNARY(FAsinh, std::asinh(x))
-ONNXFOLD_FLOAT_UNARY(FAtan, std::atan(x))
-ONNXFOLD_FLOAT_UNARY(FAtanh, std::atanh(x))
+ONNXFOLD_FLOAT_UNARY(FAcos, fm::acos(x))
+ONNXFOLD_FLOAT_UNARY(FAcosh, fm::acosh(x))
+ONNXFOLD_FLOAT_UNARY(FAsin, fm::asin(x))
+ONNXFOLD_FLOAT_UNARY(FAsinh, fm::asinh(x))
+ONNXFOLD_FLOAT_UNARY(FAtan, fm::atan(x))
+ONNXFOLD_FLOAT_UNARY(FAtanh, fm::atanh(x))
 ONNXFOLD_FLOAT_UNARY(FCeil, std::ceil(x))
-ONNXFOLD_FLOAT_UNARY(FCos, std::cos(x))
-ONNXFOLD_FLOAT_UNARY(FCosh, std::cosh(x))
-ONNXFOLD_FLOAT_UNARY(FExp, std::exp(x))
+ONNXFOLD_FLOAT_UNARY(FCos, fm::cos(x))
+ONNXFOLD_FLOAT_UNARY(FCosh, fm::cosh(x))
+ONNXFOLD_FLOAT_UNARY(FExp, fm::exp(x))
 ONNXFOLD_FLOAT_UNARY(FFloor, std::floor(x))
-ONNXFOLD_FLOAT_UNARY(FLog, std::log(x))
+ONNXFOLD_FLOAT_UNARY(FLog, fm::log(x))
 ONNXFOLD_FLOAT_UNARY(FReciprocal, C{1} / x)
 ONNXFOLD_FLOAT_UNARY(FRound, std::nearbyint(x))  // default rounding mode: half to even
-ONNXFOLD_FLOAT_UNARY(FSin, std::sin(x))
-ONNXFOLD_FLOAT_UNARY(FSinh, std::sinh(x))
-ONNXFOLD_FLOAT_UNARY(FTan, std::tan(x))
-ONNXFOLD_FLOAT_UNARY(FTanh, std::tanh(x))
+ONNXFOLD_FLOAT_UNARY(FSin, fm::sin(x))
+ONNXFOLD_FLOAT_UNARY(FSinh, fm::sinh(x))
+ONNXFOLD_FLOAT_UNARY(FTan, fm::tan(x))
+ONNXFOLD_FLOAT_UNARY(FTanh, fm::tanh(x))
 ONNXFOLD_FLOAT_UNARY(FNot, !x)
 ONNXFOLD_FLOAT_UNARY(FBitwiseNot, ~x)
 
@@ -43,7 +44,7 @@ struct FErf : UnaryBase {
   static constexpr bool kIntAsDouble = true;  // Erf-9/13 also take integers
   template <class C>
   C operator()(C x) const {
-    return std::erf(x);
+    return fm::erf(x);
   }
 };
 
