@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -119,7 +120,16 @@ inline T fromDouble(double d) {
     return Half{floatToHalf(static_cast<float>(d))};
   else if constexpr (std::is_same_v<T, BFloat16>)
     return BFloat16{floatToBfloat16(static_cast<float>(d))};
-  else
+  else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Out of range or NaN is undefined behaviour in C++ (and hostile models ask for it):
+    // saturate, as wasm's non-trapping conversion does; NaN gives 0.
+    if (d != d) return T{0};
+    if (d <= static_cast<double>(std::numeric_limits<T>::min()))
+      return std::numeric_limits<T>::min();
+    if (d >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
+    return static_cast<T>(d);
+  } else
     return static_cast<T>(d);
 }
 
