@@ -35,6 +35,12 @@ export interface OptimizeOptions {
   sizeBudget?: number;
   /** The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike). Default 64. */
   constructorBudget?: number;
+  /**
+   * The growth budget, in percent of the input's weight bytes: folds over their own budget (a
+   * rotary table, a transposed weight) are still taken while the model grows by no more than
+   * this in all (identical results count once). Default 5; 0 keeps every fold to its own budget.
+   */
+  growthBudget?: number;
   /** Fold DequantizeLinear of integer weights too (normally kept for quantization). */
   foldDequantizeWeights?: boolean;
   /** Quantization finalize mode. Default '' (off). */

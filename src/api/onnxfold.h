@@ -36,6 +36,10 @@ struct Options {
   int64_t size_budget = 1024;
   // The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike).
   int64_t constructor_budget = 64;
+  // The growth budget, in percent of the input's initializer bytes: folds over their own
+  // budget (a rotary table, a cast weight) are still taken while the whole model grows by no
+  // more than this (identical results count once). 0: every fold keeps to its own budget.
+  int64_t growth_budget = 5;
   // Fold DequantizeLinear of integer weights too (normally kept for quantization).
   bool fold_dequantize_weights = false;
   // Quantization finalize mode: "" (off), "qoperator", "integer" or "qdq-clean".

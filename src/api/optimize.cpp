@@ -9,6 +9,7 @@
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "passes/analysis/module_tree.h"
+#include "passes/fold_policy.h"
 #include "passes/pass_manager.h"
 #include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
@@ -118,6 +119,12 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   po.preserve = options.preserve;
   po.size_budget = options.size_budget;
   po.constructor_budget = options.constructor_budget;
+  if (options.growth_budget > 0) {
+    const int64_t bytes = modelTensorBytes(*model);
+    po.max_model_bytes =
+        bytes + static_cast<int64_t>(static_cast<double>(bytes) *
+                                     static_cast<double>(options.growth_budget) / 100);
+  }
   po.fold_dequantize_weights = options.fold_dequantize_weights;
   po.extra = options.extra;
   t0 = std::chrono::steady_clock::now();

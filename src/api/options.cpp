@@ -48,6 +48,13 @@ const std::vector<Entry>& entries() {
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.constructor_budget = as<int64_t>(v, s);
        }},
+      {{"growthBudget", "--growth-budget", "integer", "a non-negative integer",
+        "Percent of the input's weight bytes that folds over their own budget may add in all "
+        "(default 5; 0: none)"},
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.growth_budget = as<int64_t>(v, s);
+         if (o.growth_budget < 0) throw Error("option " + s.name + ": expected " + s.type_help);
+       }},
       {{"foldDequantizeWeights", "--fold-dequantize-weights", "boolean", "a boolean",
         "Fold DequantizeLinear of integer weights too (normally kept for quantization)", true},
        [](Options& o, const Json& v, const OptionSpec& s) {

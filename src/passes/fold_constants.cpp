@@ -16,7 +16,9 @@
 //  - folds that would grow the written model by more than the size budget, net
 //    of the constant inputs they make dead; constructors (ConstantOfShape,
 //    Expand, Tile, Range, EyeLike) have a smaller budget of their own
-//    (PyTorch's skip_constructors: materialized weights stay nodes).
+//    (PyTorch's skip_constructors: materialized weights stay nodes, though their
+//    value may feed folds). The growth budget (PassOptions::max_model_bytes) still
+//    takes larger folds while the whole model stays within it.
 // If with a constant condition is replaced by the taken branch. A large result
 // is computed later, when written (see fold_recipe.h).
 //
@@ -48,18 +50,23 @@ class FoldConstants : public Pass {
 
   bool run(Model& model, PassContext& ctx) override {
     Propagation prop(model);
+    GrowthBudget growth(model, ctx.options());
+    growth_ = &growth;
     bool changed = foldGraph(model, *model.graph, prop, ctx, true);
     for (Function& f : model.functions) {
       prop.setFunctionScope(f.body.get(), &f.opset_import);
       changed |= foldGraph(model, *f.body, prop, ctx, false);
     }
     prop.setFunctionScope(nullptr, nullptr);
+    growth_ = nullptr;
     for (std::string& w : prop.takeWarnings())
       ctx.note(std::move(w));
     return changed;
   }
 
  private:
+  GrowthBudget* growth_ = nullptr;  // this run's
+
   static bool allOutputsDead(const Node* n) {
     for (const Value* v : n->outputs()) {
       if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;
@@ -189,9 +196,13 @@ class FoldConstants : public Pass {
         if (std::optional<int64_t> bytes = inferredOutputBytes(*n, types)) {
           const int64_t growth = *bytes - freedBytes(n, prop);
           if (std::string over = overBudget(*n, growth, ctx.options()); !over.empty()) {
-            if (explain) ctx.explain(*n, std::move(over), growth);
-            ctx.count("folds skipped (size budget)");
-            continue;
+            // A constructor's value is held (not written) only when the budget could take
+            // what it feeds.
+            if (!growth_->mayFit(isConstructor(*n) ? *bytes : growth)) {
+              if (explain) ctx.explain(*n, over + growth_->left(), growth);
+              ctx.count("folds skipped (size budget)");
+              continue;
+            }
           }
         }
         try {
@@ -215,9 +226,24 @@ class FoldConstants : public Pass {
       }
       const int64_t growth = added - freedBytes(n, prop);
       if (std::string over = overBudget(*n, growth, ctx.options()); !over.empty()) {
-        if (explain) ctx.explain(*n, std::move(over), growth);
-        ctx.count("folds skipped (size budget)");
-        continue;
+        if (isConstructor(*n) && growth_->mayFit(added)) {
+          // PyTorch's skip_constructors: the materialized value is not written, but the
+          // folds reading it may be (then this node is dead, and DCE takes it).
+          for (size_t i = 0; i < outs.size(); ++i) {
+            if (n->output(i) != nullptr) prop.setValue(n->output(i), std::move(outs[i]));
+          }
+          if (explain) ctx.explain(*n, std::move(over), growth);
+          ctx.count("constructors kept, value known");
+          continue;
+        }
+        if (isConstructor(*n) || !growth_->take(growth, outs)) {
+          if (explain) ctx.explain(*n, over + growth_->left(), growth);
+          ctx.count("folds skipped (size budget)");
+          continue;
+        }
+        ctx.count("folds taken by the growth budget");
+      } else {
+        growth_->add(growth);
       }
       if (!replaceOutputs(rw, n, outs, prop)) continue;
       if (allOutputsDead(n)) rw.erase(n);

@@ -1,5 +1,7 @@
 #include "passes/fold_policy.h"
 
+#include <algorithm>
+
 #include "ir/dtype.h"
 #include "ir/tensor.h"
 
@@ -44,6 +46,42 @@ std::string overBudget(const Node& n, int64_t growth, const PassOptions& options
   return std::string("over the ") + (constructor ? "constructor " : "") +
          "size budget: folding would add " + std::to_string(growth) + " bytes (budget " +
          std::to_string(budget) + ")";
+}
+
+int64_t modelTensorBytes(const Model& model) {
+  int64_t bytes = 0;
+  for (const Value* v : model.graph->initializers())
+    bytes += static_cast<int64_t>(v->initializer()->storedBytes());
+  return bytes;
+}
+
+GrowthBudget::GrowthBudget(const Model& model, const PassOptions& options)
+    : limit_(options.max_model_bytes) {
+  if (limit_ >= 0) start_ = bytes_ = modelTensorBytes(model);
+}
+
+bool GrowthBudget::take(int64_t growth, const std::vector<Tensor>& results) {
+  if (limit_ < 0) return false;
+  uint64_t hash = 0;
+  for (const Tensor& t : results)
+    hash = hash * 1000003u ^ (t.isPlain() ? t.sampleHash() : 0);
+  for (const auto& [h, before] : taken_) {
+    if (h != hash || before.size() != results.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < results.size() && same; ++i)
+      same = results[i].isPlain() && before[i].isPlain() && results[i].sameContent(before[i]);
+    if (same) return true;  // merged with the earlier copy: adds nothing
+  }
+  if (bytes_ + growth > limit_) return false;
+  bytes_ += growth;
+  taken_.emplace_back(hash, results);
+  return true;
+}
+
+std::string GrowthBudget::left() const {
+  if (limit_ < 0) return "";
+  return "; the model's growth budget has " +
+         std::to_string(std::max<int64_t>(0, limit_ - bytes_)) + " bytes left";
 }
 
 std::vector<std::optional<Type>> inferredOutputTypes(const Node& n, int64_t opset,

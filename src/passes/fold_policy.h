@@ -30,6 +30,31 @@ bool isConstructor(const Node& n);
 // Why computing `n` is over its budget when it grows the model by `growth` bytes; "" if not.
 std::string overBudget(const Node& n, int64_t growth, const PassOptions& options);
 
+// Bytes of the main graph's initializers as written: what the growth budget measures.
+int64_t modelTensorBytes(const Model& model);
+
+// The model-wide growth budget (PassOptions::max_model_bytes): a fold over its own budget
+// is still taken while the model's tensors stay within it. A result equal to one taken
+// before counts once, as pool-constants will merge them (the per-layer copies of a rotary
+// table). One ledger per fold-constants run, seeded with the model's bytes.
+class GrowthBudget {
+ public:
+  GrowthBudget(const Model& model, const PassOptions& options);
+  // Whether a result of `growth` bytes could fit at all (judged before it is computed).
+  bool mayFit(int64_t growth) const { return limit_ >= 0 && growth <= limit_ - start_; }
+  // Takes `growth` bytes for `results` when they fit (or equal results taken before); false,
+  // with nothing taken, when not.
+  bool take(int64_t growth, const std::vector<Tensor>& results);
+  // A fold within its own budget: it grows (or shrinks) the model all the same.
+  void add(int64_t growth) { bytes_ += growth; }
+  // The explanation's tail for a refused fold: how much of the budget is left.
+  std::string left() const;
+
+ private:
+  int64_t start_ = 0, bytes_ = 0, limit_ = -1;
+  std::vector<std::pair<uint64_t, std::vector<Tensor>>> taken_;  // hash, results
+};
+
 // Each output's static type as inference gives it from the known inputs (reading only small
 // ones: axes, shapes), or nullopt.
 std::vector<std::optional<Type>> inferredOutputTypes(const Node& n, int64_t opset,

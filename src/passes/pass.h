@@ -27,6 +27,10 @@ struct PassOptions {
   // which make data from little (PyTorch's skip_constructors): small shape
   // helpers fold, materialized weights and biases stay nodes.
   int64_t constructor_budget = 64;
+  // The growth budget: a fold over size_budget is still taken while the main graph's
+  // initializers stay within this many bytes (-1: never). A constructor over its budget
+  // stays a node, but its value may feed such folds.
+  int64_t max_model_bytes = -1;
   // Fold DequantizeLinear of integer weights (normally kept for quantization).
   bool fold_dequantize_weights = false;
   // Free-form per-pass settings: "pass.key" -> value.

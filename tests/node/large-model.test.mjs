@@ -153,7 +153,11 @@ test('reuseInputData: an output beside the input refers to its data file; equiva
   const { dir, model } = llm();
   const out = join(dir, 'reused.onnx');
   const { report, outputs } = await optimizeFile(model, out, { reuseInputData: true });
-  assert.deepEqual(outputs, [out], 'no data file of its own: no weight changed');
+  // Its own data file holds only what folding made (the rotary tables the growth budget took);
+  // every unchanged weight stays in the input's.
+  assert.deepEqual(outputs, [out, `${out}.data`]);
+  const own = statSync(`${out}.data`).size;
+  assert.ok(own > 0 && own < 0.05 * statSync(`${model}.data`).size, `own data ${own} bytes`);
   assert.deepEqual(report.depends_on, ['llm.onnx.data']);
   assert.ok(report.warnings.some((w) => /llm\.onnx\.data/.test(w)));
   assert.ok(statSync(out).size < 1 << 20);

@@ -186,33 +186,23 @@ function readOptions() {
   options.passes = [...document.querySelectorAll('#passes input[name=pass]:checked')].map((c) => c.value);
   // The package reads an empty list as "the default pipeline", which is not what "None" means here.
   if (!options.passes.length) throw new Error('Choose at least one pass.');
-  const budget = $('#size-budget').value.trim();
-  if (budget !== '') {
-    const n = Number(budget);
-    if (!Number.isInteger(n) || n < 0) throw new Error(`Size budget must be a whole number of bytes, got '${budget}'.`);
-    options.sizeBudget = n;
-  }
-  const ctorBudget = $('#constructor-budget').value.trim();
-  if (ctorBudget !== '') {
-    const n = Number(ctorBudget);
-    if (!Number.isInteger(n) || n < 0) {
-      throw new Error(`Constructor budget must be a whole number of bytes, got '${ctorBudget}'.`);
-    }
-    options.constructorBudget = n;
-  }
+  // Whole non-negative numbers; an empty field leaves the package's default.
+  const whole = (sel, key, what) => {
+    const text = $(sel).value.trim();
+    if (text === '') return;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${what} must be a whole number, got '${text}'.`);
+    options[key] = n;
+  };
+  whole('#size-budget', 'sizeBudget', 'Size budget (bytes)');
+  whole('#constructor-budget', 'constructorBudget', 'Constructor budget (bytes)');
+  whole('#growth-budget', 'growthBudget', 'Growth budget (%)');
   const preserve = $('#preserve').value.split(',').map((s) => s.trim()).filter(Boolean);
   if (preserve.length) options.preserve = preserve;
   const quant = $('#quant').value;
   if (quant) options.quant = quant;
   if ($('#float16').checked) options.float16 = true;
-  const threshold = $('#external-threshold').value.trim();
-  if (threshold !== '') {
-    const n = Number(threshold);
-    if (!Number.isInteger(n) || n < 0) {
-      throw new Error(`External data threshold must be a whole number of bytes, got '${threshold}'.`);
-    }
-    options.externalDataThreshold = n;
-  }
+  whole('#external-threshold', 'externalDataThreshold', 'External data threshold (bytes)');
   // Where external weights go when the output has any (the input had some, or the threshold);
   // unused for an all-inline result.
   options.externalDataLocation = `${baseName(current.name)}.opt.onnx.data`;
@@ -586,6 +576,7 @@ function urlFields() {
     f('passes', '#passes', 'passes', 'passes'),
     f('budget', '#size-budget', 'uint', 'size budget'),
     f('cbudget', '#constructor-budget', 'uint', 'constructor budget'),
+    f('growth', '#growth-budget', 'uint', 'growth budget'),
     f('preserve', '#preserve', 'text', 'preserve'),
     f('quant', '#quant', 'select', 'quantization'),
     f('float16', '#float16', 'bool', 'float16'),
