@@ -175,7 +175,10 @@ void inferPad(InferContext& ctx) {
     if (begin[k] == 0 && end[k] == 0) {
       out.dims.push_back(d);
     } else if (d.isKnown()) {
-      const int64_t v = d.value + begin[k] + end[k];
+      int64_t v = 0;
+      if (!checkedAdd(d.value, begin[k], &v) || !checkedAdd(v, end[k], &v)) {
+        ctx.fail("pads make axis " + std::to_string(k) + " overflow int64");
+      }
       if (v < 0) ctx.fail("pads crop axis " + std::to_string(k) + " below zero");
       out.dims.push_back(Dim::known(v));
     } else {
