@@ -25,7 +25,8 @@ using kernels::mutableDataAs;
 using namespace kernels::elementwise;
 
 // Add/Sub/Mul/Div of partly symbolic int64/int32 values: known op known gives
-// known; x+0, x-0, x*1, x/1 keep x's symbol; 0*x is 0; anything else unknown.
+// known; x+0, x-0, x*1, x/1 keep x's symbol; 0*x and x-x are 0, x/x is 1; anything else
+// unknown.
 void propagateSymbolicArith(InferContext& ctx) {
   const DataType dt = ctx.inputDtype(0);
   if (!symbolicCandidate(ctx, dt)) return;
@@ -64,6 +65,12 @@ void propagateSymbolicArith(InferContext& ctx) {
                 x.dim.param == y.dim.param)) {
       z.known = true;  // 0 * x and x - x
       z.v = 0;
+    } else if (op == "Div" && !x.known && !y.known && !x.dim.param.empty() &&
+               x.dim.param == y.dim.param) {
+      // x / x: a dim over itself (a Tile's repeats as Shape(target) / Shape(x)). For a 0-sized
+      // dim the original divides by zero, which has no defined result to keep.
+      z.known = true;
+      z.v = 1;
     }
   }
   if (dt == DataType::kInt32) {

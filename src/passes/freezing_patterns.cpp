@@ -13,6 +13,7 @@
 //                                      Identity (also the eliminate-identity pass on its own)
 //   eliminate_arithmetic_identities.cpp  x*1, x+0, x-0, x/1
 //   drop_zero_rnn_state.cpp            RNN/GRU/LSTM initial states known to be zero
+//   cancel_cast_round_trips.cpp        int64 dims cast to int32 and straight back
 // Each pattern documents its Before/After, conditions and algebra in its file,
 // and leaves the graph alone when unsure.
 #include "passes/passes.h"
@@ -27,8 +28,9 @@ std::unique_ptr<Pass> createFreezingPatterns() {
        "pattern driver",
        {{addFuseBatchNormPatterns, addFuseAddIntoConvPatterns, addFuseMulIntoConvPatterns,
          addFuseMatMulAddPatterns, addFuseTransposesPatterns, addFuseReshapesPatterns,
-         addCancelSqueezeUnsqueezePatterns, addEliminateNoOpPatterns, addEliminateIdentityPatterns,
-         addArithmeticIdentityPatterns, addDropZeroRnnStatePatterns}},
+         addCancelSqueezeUnsqueezePatterns, addCancelCastRoundTripPatterns,
+         addEliminateNoOpPatterns, addEliminateIdentityPatterns, addArithmeticIdentityPatterns,
+         addDropZeroRnnStatePatterns}},
        nullptr});
 }
 

@@ -116,5 +116,18 @@ TEST(ShapeChains, ShapeOfAnotherValueGivesMinusOne) {
   EXPECT_EQ(shapeInputOf(*m->graph, "Reshape"), (std::vector<int64_t>{2, -1, 4}));
 }
 
+// Tile(x, Shape(y) / Shape(x)) with x [N, 4] and y [N, 8]: N / N is 1, so the repeats are
+// [1, 2] whatever the batch, and only the Tile is left.
+TEST(ShapeChains, TileByARatioOfShapesSharingADimGetsConstantRepeats) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {-1, 4});
+  Value* y = b.input("y", DataType::kFloat, {-1, 8});
+  b.output(b.op("Tile", {x, b.op("Div", {b.op("Shape", {y}), b.op("Shape", {x})})}));
+  std::unique_ptr<Model> m = b.build();
+  simplify(*m);
+  EXPECT_EQ(m->graph->numNodes(), 1u) << toString(*m);
+  EXPECT_EQ(shapeInputOf(*m->graph, "Tile"), (std::vector<int64_t>{1, 2}));
+}
+
 }  // namespace
 }  // namespace onnxfold

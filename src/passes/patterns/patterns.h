@@ -19,6 +19,7 @@ void addFuseMatMulAddPatterns(PatternList& out);           // patterns/fuse_matm
 void addFuseTransposesPatterns(PatternList& out);          // patterns/fuse_transposes.cpp
 void addFuseReshapesPatterns(PatternList& out);            // patterns/fuse_reshapes.cpp
 void addCancelSqueezeUnsqueezePatterns(PatternList& out);  // patterns/cancel_squeeze_unsqueeze.cpp
+void addCancelCastRoundTripPatterns(PatternList& out);     // patterns/cancel_cast_round_trips.cpp
 void addEliminateNoOpPatterns(PatternList& out);           // patterns/eliminate_noops.cpp
 void addEliminateIdentityPatterns(PatternList& out);       // patterns/eliminate_noops.cpp
 // patterns/eliminate_arithmetic_identities.cpp

@@ -429,6 +429,40 @@ TEST(CancelSqueezeUnsqueeze, DifferentAxesStay) {
   EXPECT_EQ(countOps(*m->graph, "Squeeze") + countOps(*m->graph, "Unsqueeze"), 2u);
 }
 
+// ------------------------------------------------------------------ cast round trips
+
+// Range(0, Cast(Cast(Gather(Shape(x), 0), INT32), INT64)): the batch size is a dim.
+std::unique_ptr<Model> rangeOfCastDim(int64_t narrow, bool from_input) {
+  ModelBuilder b(13);
+  Value* x = b.input("x", DataType::kFloat, {-1, 3});
+  Value* n = b.input("n", DataType::kInt64, {});
+  Value* dim = from_input ? n
+                          : b.op("Gather", {b.op("Shape", {x}),
+                                            b.initializer(int64Tensor({}, {0}, "zero"))});
+  Value* c32 = b.op("Cast", {dim}, attrs(Attribute::makeInt("to", narrow)));
+  Value* c64 = b.op("Cast", {c32}, attrs(Attribute::makeInt("to", 7)));
+  b.output(named(b.op("Range", {b.initializer(int64Tensor({}, {0}, "start")), c64,
+                                b.initializer(int64Tensor({}, {1}, "step"))}),
+                 "r"));
+  return b.build();
+}
+
+TEST(CancelCastRoundTrip, DimsThroughInt32AndBack) {
+  std::unique_ptr<Model> m = rangeOfCastDim(6, false);  // INT32
+  auto counters = runPatterns(*m);
+  EXPECT_EQ(counters["pattern cancel-cast-round-trip"], 1);
+  EXPECT_EQ(countOps(*m->graph, "Cast"), 0u) << graphText(*m->graph);
+}
+
+TEST(CancelCastRoundTrip, OtherValuesAndNarrowerTypesStay) {
+  // A graph input may hold anything; int16 does not hold every dim.
+  for (const auto& [narrow, from_input] : {std::pair<int64_t, bool>{6, true}, {5, false}}) {
+    std::unique_ptr<Model> m = rangeOfCastDim(narrow, from_input);
+    runPatterns(*m);
+    EXPECT_EQ(countOps(*m->graph, "Cast"), 2u) << graphText(*m->graph);
+  }
+}
+
 // ------------------------------------------------------------------ no-ops
 
 // x -> op -> Relu -> out: returns whether the op was removed.
