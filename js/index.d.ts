@@ -173,6 +173,8 @@ export interface NodeNote {
    * least this lets it fold.
    */
   would_add_bytes?: number;
+  /** With `would_add_bytes`: the nodes that fold would remove (it and those feeding only it). */
+  would_remove_nodes?: number;
 }
 
 /** onnxfold::Report as JSON. */

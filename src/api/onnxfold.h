@@ -152,6 +152,8 @@ struct NodeNote {
   // Refused by the size budget: the bytes folding it would add (-1: another reason). A
   // budget of at least this folds it (the page's budget explorer runs those budgets).
   int64_t would_add_bytes = -1;
+  // Then also the nodes that go with it: the node and those that feed only it.
+  int64_t would_remove_nodes = -1;
 };
 
 struct Report {

@@ -166,7 +166,8 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     if (!r.explanations.empty() || r.pass == "fold-constants") {
       report.not_folded.clear();
       for (const Explanation& e : r.explanations)
-        report.not_folded.push_back({e.node, e.op_type, e.reason, e.would_add_bytes});
+        report.not_folded.push_back(
+            {e.node, e.op_type, e.reason, e.would_add_bytes, e.would_remove_nodes});
     }
   }
   if (!pr.converged) {

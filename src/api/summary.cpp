@@ -150,6 +150,7 @@ std::string Report::toJson(int indent) const {
   for (const NodeNote& n : not_folded) {
     nf.push_back({{"node", n.node}, {"op", n.op_type}, {"reason", n.reason}});
     if (n.would_add_bytes >= 0) nf.back()["would_add_bytes"] = n.would_add_bytes;
+    if (n.would_remove_nodes >= 0) nf.back()["would_remove_nodes"] = n.would_remove_nodes;
   }
   if (!modules_json.empty()) j["modules"] = nlohmann::ordered_json::parse(modules_json);
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "kernels/op_registry.h"
 #include "kernels/subgraph_eval.h"
@@ -72,6 +73,31 @@ class FoldConstants : public Pass {
       if (v != nullptr && (v->hasUses() || v->isGraphOutput())) return false;
     }
     return true;
+  }
+
+  // The nodes folding `n` removes: n, and each producer all of whose outputs are read only by
+  // nodes that go (the chain that feeds only n; DCE takes it once n is a constant).
+  static int64_t nodesGoingWith(const Node* n) {
+    std::vector<const Node*> gone{n};
+    std::unordered_set<const Node*> in_gone{n};
+    for (size_t i = 0; i < gone.size(); ++i) {
+      for (const Value* in : gone[i]->inputs()) {
+        const Node* p = in != nullptr ? in->producer() : nullptr;
+        if (p == nullptr || in_gone.count(p) != 0 || p->graph() != n->graph()) continue;
+        bool only = true;
+        for (const Value* out : p->outputs()) {
+          if (out == nullptr) continue;
+          only = only && !out->isGraphOutput();
+          for (const Node* u : out->users())
+            only = only && in_gone.count(u) != 0;
+        }
+        if (only) {
+          gone.push_back(p);
+          in_gone.insert(p);
+        }
+      }
+    }
+    return static_cast<int64_t>(gone.size());
   }
 
   // Bytes the written model loses when `n` goes: each constant input whose
@@ -199,7 +225,7 @@ class FoldConstants : public Pass {
             // A constructor's value is held (not written) only when the budget could take
             // what it feeds.
             if (!growth_->mayFit(isConstructor(*n) ? *bytes : growth)) {
-              if (explain) ctx.explain(*n, over + growth_->left(), growth);
+              if (explain) ctx.explain(*n, over + growth_->left(), growth, nodesGoingWith(n));
               ctx.count("folds skipped (size budget)");
               continue;
             }
@@ -232,12 +258,12 @@ class FoldConstants : public Pass {
           for (size_t i = 0; i < outs.size(); ++i) {
             if (n->output(i) != nullptr) prop.setValue(n->output(i), std::move(outs[i]));
           }
-          if (explain) ctx.explain(*n, std::move(over), growth);
+          if (explain) ctx.explain(*n, std::move(over), growth, nodesGoingWith(n));
           ctx.count("constructors kept, value known");
           continue;
         }
         if (isConstructor(*n) || !growth_->take(growth, outs)) {
-          if (explain) ctx.explain(*n, over + growth_->left(), growth);
+          if (explain) ctx.explain(*n, over + growth_->left(), growth, nodesGoingWith(n));
           ctx.count("folds skipped (size budget)");
           continue;
         }

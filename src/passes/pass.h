@@ -45,6 +45,8 @@ struct Explanation {
   // A fold the size budget refused: the bytes it would add to the written model (net of
   // the constants it frees), so a budget above this lets it fold. -1 otherwise.
   int64_t would_add_bytes = -1;
+  // Such a fold's nodes: the node and those that feed only it, which go with it. -1 otherwise.
+  int64_t would_remove_nodes = -1;
 };
 
 class PassContext {
@@ -57,8 +59,10 @@ class PassContext {
   // Counters shown in the report, e.g. count("nodes removed", 3).
   void count(const std::string& what, int64_t n = 1) { counters_[what] += n; }
 
-  void explain(const Node& n, std::string reason, int64_t would_add_bytes = -1) {
-    explanations_.push_back({n.displayName(), n.op_type, std::move(reason), would_add_bytes});
+  void explain(const Node& n, std::string reason, int64_t would_add_bytes = -1,
+               int64_t would_remove_nodes = -1) {
+    explanations_.push_back(
+        {n.displayName(), n.op_type, std::move(reason), would_add_bytes, would_remove_nodes});
   }
 
   std::vector<std::string> takeNotes() { return std::exchange(notes_, {}); }

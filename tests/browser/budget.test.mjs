@@ -82,7 +82,7 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
       await page.locator('#error').textContent());
 
     const status = await page.locator('#budget-status').textContent();
-    assert.match(status, /refused \d+ fold/, status);
+    assert.match(status, /refused \d+ folds?, each adding .* and removing \d+ to \d+ nodes\./, status);
     await page.click('#budget-explore');
     await page.waitForSelector('#budget-plot circle.point:not(.current)', { timeout: 300_000 });
     const points = await page.$$eval('#budget-plot circle.point', (cs) => cs.map((c) => ({

@@ -83,5 +83,11 @@ for (const [name, args] of Object.entries(decoders)) {
     const kept = await check(t, `${name}.nogrowth`, input, ['--growth-budget', '0']);
     assert.ok(kept.ours.op_histogram.Cos > 0, 'growthBudget 0: every fold keeps to its own budget');
     assert.ok(kept.ours.nodes > ours.nodes);
+    // The report says what each refused table would cost and remove (the chain feeding it).
+    // (Cos and Sin share the Concat before them: each removes only itself.)
+    const cos = kept.report.not_folded.find((n) => n.op === 'Cos');
+    assert.ok(cos.would_add_bytes > 1024 && cos.would_remove_nodes === 1, JSON.stringify(cos));
+    const concat = kept.report.not_folded.find((n) => n.op === 'Concat' && n.would_add_bytes > 0);
+    assert.ok(concat.would_remove_nodes >= 2, JSON.stringify(concat));
   });
 }

@@ -1,5 +1,6 @@
 // Size budget explorer. The report lists each fold the size budget refused with the bytes it
-// would add (not_folded[].would_add_bytes), so those are the budgets at which the result
+// would add and the nodes it would remove (not_folded[].would_add_bytes, .would_remove_nodes:
+// the node and those feeding only it), so the former are the budgets at which the result
 // changes. "Explore" optimizes the model at each of them (at most MAX_POINTS, spread over the
 // range) and plots the nodes left against the output's size; picking a point puts its budget in
 // the form and runs the optimizer with it, which gives exactly the plotted result (the
@@ -42,8 +43,9 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
     $('#budget-points tbody').replaceChildren();
     $('#budget-table').hidden = true;
     if (!model) return;
-    const refused = (result.report.not_folded ?? [])
-      .map((n) => n.would_add_bytes).filter((b) => Number.isFinite(b) && b >= 0);
+    const notes = (result.report.not_folded ?? []).filter((n) => Number.isFinite(n.would_add_bytes) && n.would_add_bytes >= 0);
+    const refused = notes.map((n) => n.would_add_bytes);
+    const removes = notes.map((n) => n.would_remove_nodes).filter(Number.isFinite);
     const point = { budget: options.sizeBudget ?? 1024, bytes: outputBytes(result),
       nodes: result.report.after?.nodes ?? 0, current: true };
     base = { model, options, point, refused };
@@ -51,7 +53,8 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
     status.textContent = refused.length === 0
       ? 'The size budget refused no fold: a larger budget would change nothing.'
       : `The size budget refused ${refused.length} fold${refused.length > 1 ? 's' : ''}, ` +
-        `each adding ${humanBytes(Math.min(...refused))} to ${humanBytes(Math.max(...refused))}.`;
+        `each adding ${humanBytes(Math.min(...refused))} to ${humanBytes(Math.max(...refused))}` +
+        (removes.length ? ` and removing ${Math.min(...removes)} to ${Math.max(...removes)} nodes.` : '.');
   }
 
   async function explore() {
