@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 #include "kernels/float_math.h"
 
 namespace onnxfold {
@@ -200,6 +201,9 @@ void logSoftmax(const float* x, float* y, size_t n) {
 namespace {
 
 using namespace kernels;
+using kernels::elementwise::wrapAdd;
+using kernels::elementwise::wrapMul;
+using kernels::elementwise::wrapNeg;
 namespace simd = kernels::reduce_simd;
 
 enum class ROp { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
@@ -372,7 +376,7 @@ W reduceRow(ROp op, const W* x, size_t n) {
     case ROp::kSum:
     case ROp::kMean:
       for (size_t i = 0; i < n; ++i)
-        acc += x[i];
+        acc = wrapAdd(acc, x[i]);
       return op == ROp::kMean ? static_cast<W>(acc / static_cast<W>(n)) : acc;
     case ROp::kMax:
       acc = x[0];
@@ -387,24 +391,24 @@ W reduceRow(ROp op, const W* x, size_t n) {
     case ROp::kProd:
       acc = W(1);
       for (size_t i = 0; i < n; ++i)
-        acc *= x[i];
+        acc = wrapMul(acc, x[i]);
       return acc;
     case ROp::kL1:
       for (size_t i = 0; i < n; ++i) {
         if constexpr (std::is_unsigned_v<W>)
-          acc += x[i];
+          acc = wrapAdd(acc, x[i]);
         else
-          acc += x[i] < 0 ? -x[i] : x[i];
+          acc = wrapAdd(acc, x[i] < 0 ? wrapNeg(x[i]) : x[i]);
       }
       return acc;
     case ROp::kL2:
     case ROp::kSumSquare:
       for (size_t i = 0; i < n; ++i)
-        acc += x[i] * x[i];
+        acc = wrapAdd(acc, wrapMul(x[i], x[i]));
       return op == ROp::kL2 ? static_cast<W>(std::sqrt(static_cast<double>(acc))) : acc;
     case ROp::kLogSum:
       for (size_t i = 0; i < n; ++i)
-        acc += x[i];
+        acc = wrapAdd(acc, x[i]);
       return static_cast<W>(fm::log(static_cast<double>(acc)));
     case ROp::kLogSumExp: {
       double m = static_cast<double>(x[0]);

@@ -276,7 +276,7 @@ void inferRange(InferContext& ctx) {
     } else {
       const double q = std::ceil((limit - start) / delta);
       if (!(q < 9.2e18)) ctx.fail("Range would have " + std::to_string(q) + " elements");
-      n = std::max<int64_t>(static_cast<int64_t>(q), 0);
+      n = q > 0 ? static_cast<int64_t>(q) : 0;  // q may be far below INT64_MIN
     }
     ctx.setOutput(0, dt, std::vector<int64_t>{n});
     return;
