@@ -297,11 +297,12 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
   });
 
   test('options in the URL: read on load, written back on change, bad ones ignored with a notice', async (t) => {
-    const { page } = await openPage(t, '?passes=fold-constants,dce&budget=0&preserve=lora_*,scale&quant=integer' +
+    const { page } = await openPage(t, '?passes=fold-constants,dce&budget=0&growth=2&preserve=lora_*,scale&quant=integer' +
       '&float16=1&external=4096&seed=7&rtol=0.01&atol=0.001');
     const checked = await page.locator('#passes input[name=pass]:checked').evaluateAll((cs) => cs.map((c) => c.value));
     assert.deepEqual(checked, ['fold-constants', 'dce']);
     assert.equal(await page.inputValue('#size-budget'), '0');
+    assert.equal(await page.inputValue('#growth-budget'), '2');
     assert.equal(await page.inputValue('#preserve'), 'lora_*,scale');
     assert.equal(await page.inputValue('#quant'), 'integer');
     assert.equal(await page.isChecked('#float16'), true);
