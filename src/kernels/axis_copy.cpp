@@ -20,8 +20,10 @@ size_t elementBytes(DataType t) {
 
 int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
   int64_t p = 1;
-  for (size_t i = from; i < to; ++i)
-    p *= d[i];
+  for (size_t i = from; i < to; ++i) {
+    // An empty tensor's other dims may multiply out of int64.
+    if (!checkedMul(p, d[i], &p)) throw Error("a size overflows int64 (a product of dims)");
+  }
   return p;
 }
 
@@ -70,7 +72,8 @@ Tensor concatAlong(const std::vector<Tensor>& parts, size_t axis) {
     for (size_t k = 0; k < dims.size(); ++k) {
       if (k != axis && p.dims()[k] != dims[k]) throw Error("parts differ in a dim off the axis");
     }
-    total += p.dims()[axis];
+    if (!checkedAdd(total, p.dims()[axis], &total))
+      throw Error("the concatenated axis overflows int64");
   }
   dims[axis] = total;
   const int64_t outer = product(dims, 0, axis);

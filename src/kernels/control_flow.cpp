@@ -101,8 +101,8 @@ void inferScan(InferContext& ctx) {
   if (body == nullptr) ctx.fail("needs a body graph");
   const int64_t m = ctx.attrInt("num_scan_inputs", 0);
   const auto n_in = static_cast<int64_t>(ctx.numInputs());
+  if (m <= 0 || m > n_in) ctx.fail("num_scan_inputs does not fit the inputs");
   const int64_t n_state = n_in - m;
-  if (m <= 0 || n_state < 0) ctx.fail("num_scan_inputs does not fit the inputs");
   // The sequence length: the scanned axis of the first scan input.
   Dim len;
   const std::vector<int64_t> in_axes = ctx.attrInts("scan_input_axes");
@@ -390,8 +390,10 @@ void inferScan8(InferContext& ctx) {
   const Graph* body = graphAttr(ctx, "body");
   if (body == nullptr) ctx.fail("needs a body graph");
   const int64_t m = ctx.attrInt("num_scan_inputs", 0);
+  if (m <= 0 || m > static_cast<int64_t>(ctx.numInputs()) - 1) {
+    ctx.fail("num_scan_inputs does not fit the inputs");
+  }
   const auto n_state = static_cast<int64_t>(ctx.numInputs()) - 1 - m;
-  if (m <= 0 || n_state < 0) ctx.fail("num_scan_inputs does not fit the inputs");
   Dim batch, len;
   if (const Shape* s = ctx.inputShape(static_cast<size_t>(1 + n_state)); s && s->rank() >= 2) {
     batch = s->dims[0];

@@ -263,7 +263,8 @@ void inferDeformConv(InferContext& ctx) {
 // and corners outside the plane contribute 0.
 template <class T>
 T bilinear(const T* plane, int64_t h_size, int64_t w_size, T h, T w) {
-  if (h <= T(-1) || h >= T(h_size) || w <= T(-1) || w >= T(w_size)) return T(0);
+  // Negated so a NaN location (from the offsets) is outside too: floor(NaN) does not convert.
+  if (!(h > T(-1) && h < T(h_size) && w > T(-1) && w < T(w_size))) return T(0);
   const auto h0 = static_cast<int64_t>(std::floor(h)), w0 = static_cast<int64_t>(std::floor(w));
   const int64_t h1 = h0 + 1, w1 = w0 + 1;
   const T lh = h - T(h0), lw = w - T(w0), hh = T(1) - lh, hw = T(1) - lw;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/conv_geometry.h"
+#include "kernels/elementwise.h"
 #include "kernels/op_registry.h"
 
 namespace onnxfold::kernels {
@@ -55,7 +56,7 @@ void addChannelBias(T* y, const T* bias, int64_t batch, int64_t channels, int64_
     for (int64_t m = 0; m < channels; ++m) {
       T* row = y + (n * channels + m) * spatial;
       for (int64_t o = 0; o < spatial; ++o)
-        row[o] = static_cast<T>(row[o] + bias[m]);
+        row[o] = elementwise::wrapAdd(row[o], bias[m]);  // int32 (QLinearConv) wraps
     }
 }
 

@@ -83,13 +83,20 @@ void computeRoiAlign(ComputeContext& ctx) {
       rh = std::max(rh, 1.0);
     }
     const double bh = rh / static_cast<double>(ph_n), bw = rw / static_cast<double>(pw_n);
-    const int64_t gh =
-        sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(ph_n)));
-    const int64_t gw =
-        sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(pw_n)));
-    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    // The adaptive grid of a hostile ROI (NaN, huge) must neither convert nor multiply out of
+    // int64.
+    auto gridSize = [&](double r, int64_t p) {
+      if (sampling > 0) return sampling;
+      const double g = std::ceil(r / static_cast<double>(p));
+      if (!(std::fabs(g) < 9.2e18)) ctx.fail("the ROI's sampling grid is too large");
+      return static_cast<int64_t>(g);
+    };
+    const int64_t gh = gridSize(rh, ph_n), gw = gridSize(rw, pw_n);
+    const int64_t grid = ctx.sizeMul(gh, gw);
+    const double count = static_cast<double>(std::max<int64_t>(grid, 1));
     // Sample positions and bilinear weights, shared by every channel.
-    std::vector<Pre> pre(static_cast<size_t>(std::max<int64_t>(ph_n * pw_n * gh * gw, 0)));
+    std::vector<Pre> pre(
+        static_cast<size_t>(std::max<int64_t>(ctx.sizeMul(ctx.sizeMul(ph_n, pw_n), grid), 0)));
     size_t k = 0;
     for (int64_t ph = 0; ph < ph_n; ++ph) {
       for (int64_t pw = 0; pw < pw_n; ++pw) {
@@ -101,8 +108,9 @@ void computeRoiAlign(ComputeContext& ctx) {
                         (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
             double yv = yy;
             Pre& pc = pre[k];
-            if (yv < -1.0 || yv > static_cast<double>(H) || xx < -1.0 ||
-                xx > static_cast<double>(W)) {
+            // Negated so NaN is outside too (it would not convert to int64 below).
+            if (!(yv >= -1.0 && yv <= static_cast<double>(H) && xx >= -1.0 &&
+                  xx <= static_cast<double>(W))) {
               pc = Pre{{0, 0, 0, 0}, {0, 0, 0, 0}};
               continue;
             }
@@ -191,13 +199,17 @@ void computeMaxRoiPool(ComputeContext& ctx) {
   std::vector<double> y(static_cast<size_t>(Y.numElements()), 0.0);
   for (int64_t n = 0; n < R; ++n) {
     const double* rp = rois.data() + n * 5;
+    // Checked before the conversion, which NaN or a huge index would make UB (truncates as it).
+    if (!(rp[0] > -1.0 && rp[0] < static_cast<double>(N))) ctx.fail("roi batch index out of range");
     const auto b = static_cast<int64_t>(rp[0]);
-    if (b < 0 || b >= N) ctx.fail("roi batch index out of range");
-    // Caffe RoIPool: corners are rounded to whole cells.
-    const auto sw = static_cast<int64_t>(std::round(rp[1] * scale));
-    const auto sh = static_cast<int64_t>(std::round(rp[2] * scale));
-    const auto ew = static_cast<int64_t>(std::round(rp[3] * scale));
-    const auto eh = static_cast<int64_t>(std::round(rp[4] * scale));
+    // Caffe RoIPool: corners are rounded to whole cells. Bounded by 2^61 so they convert and
+    // the cell arithmetic below cannot overflow.
+    auto corner = [&](double v) {
+      const double r = std::round(v * scale);
+      if (!(std::fabs(r) < 2305843009213693952.0)) ctx.fail("roi coordinates are too large");
+      return static_cast<int64_t>(r);
+    };
+    const int64_t sw = corner(rp[1]), sh = corner(rp[2]), ew = corner(rp[3]), eh = corner(rp[4]);
     const int64_t rh = std::max<int64_t>(eh - sh + 1, 1), rw = std::max<int64_t>(ew - sw + 1, 1);
     const double bh = static_cast<double>(rh) / static_cast<double>(PH);
     const double bw = static_cast<double>(rw) / static_cast<double>(PW);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -191,15 +192,18 @@ void computeEinsum(ComputeContext& ctx) {
     for (size_t a = shapes[t].size(); a-- > 0;) {
       const size_t li =
           std::find(spec.labels.begin(), spec.labels.end(), spec.terms[t][a]) - spec.labels.begin();
-      if (shapes[t][a] != 1) strides[t][li] += st;
-      st *= shapes[t][a];
+      // An empty input may have other dims whose product overflows: it is never read then.
+      if (shapes[t][a] != 1) strides[t][li] = elementwise::wrapAdd(strides[t][li], st);
+      st = elementwise::wrapMul(st, shapes[t][a]);
     }
   }
   Tensor& Y = ctx.output(0);
   const int64_t out_total = Y.numElements();
   int64_t sum_total = 1;
-  for (size_t i = no; i < nl; ++i)
-    sum_total *= sizes[i];
+  for (size_t i = no; i < nl; ++i) {
+    if (!checkedMul(sum_total, sizes[i], &sum_total))
+      ctx.fail("the product of the summed dims overflows int64");
+  }
   dispatchNumeric(Y.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, T, double>;
@@ -229,10 +233,10 @@ void computeEinsum(ComputeContext& ctx) {
           if constexpr (std::is_same_v<Acc, double>) {
             prod *= toDouble(in[t][off[t]]);
           } else {
-            prod = static_cast<Acc>(prod * in[t][off[t]]);
+            prod = elementwise::wrapMul(prod, in[t][off[t]]);  // integers wrap
           }
         }
-        acc = static_cast<Acc>(acc + prod);
+        acc = elementwise::wrapAdd(acc, prod);
         advance(no, nl);  // the summed labels
       }
       if constexpr (std::is_same_v<Acc, double>) {

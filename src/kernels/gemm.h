@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 
 namespace onnxfold::kernels {
 
@@ -22,7 +23,7 @@ void gemmF32Scalar(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 void gemmF32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float* c, int64_t ldc);
 
-// Generic GEMM for double and integers (overwrites C).
+// Generic GEMM for double and integers (overwrites C); integers wrap (two's complement).
 template <class T>
 void gemmGeneric(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
                  T* c, int64_t ldc) {
@@ -34,7 +35,7 @@ void gemmGeneric(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const
       const T av = a[i * lda + p];
       const T* brow = b + p * ldb;
       for (int64_t j = 0; j < n; ++j)
-        crow[j] = static_cast<T>(crow[j] + av * brow[j]);
+        crow[j] = elementwise::wrapAdd(crow[j], elementwise::wrapMul(av, brow[j]));  // ints wrap
     }
   }
 }

@@ -7,6 +7,7 @@
 // at the end.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,19 +97,26 @@ void inferGridSample(InferContext& ctx) {
 double gsReflect(double x, double lo, double hi) {
   const double rng = hi - lo;
   if (rng <= 0) return lo;
+  // The reflection count stays a double: a huge x's would not convert to int64.
   if (x < lo) {
     const double dx = lo - x;
-    const auto n = static_cast<int64_t>(dx / rng);
-    const double r = dx - static_cast<double>(n) * rng;
-    return n % 2 == 0 ? lo + r : hi - r;
+    const double n = std::floor(dx / rng);
+    const double r = dx - n * rng;
+    return std::fmod(n, 2.0) == 0 ? lo + r : hi - r;
   }
   if (x > hi) {
     const double dx = x - hi;
-    const auto n = static_cast<int64_t>(dx / rng);
-    const double r = dx - static_cast<double>(n) * rng;
-    return n % 2 == 0 ? hi - r : lo + r;
+    const double n = std::floor(dx / rng);
+    const double r = dx - n * rng;
+    return std::fmod(n, 2.0) == 0 ? hi - r : lo + r;
   }
   return x;
+}
+
+// A coordinate's integer index. NaN and huge coordinates (a hostile grid) would not convert: they
+// get an index far outside the input, which reads as padding.
+int64_t gsIndex(double f) {
+  return f > -1e18 && f < 1e18 ? static_cast<int64_t>(f) : std::numeric_limits<int64_t>::min() / 2;
 }
 
 void gsCubicCoeffs(double t, double c[4]) {
@@ -160,7 +168,7 @@ void computeGridSample(ComputeContext& ctx) {
   std::vector<double> tap_w(r * taps);
   int64_t combos = 1;
   for (size_t d = 0; d < r; ++d)
-    combos *= taps;
+    combos = ctx.sizeMul(combos, taps);
   std::vector<double> xc(r);
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t p = 0; p < out_size; ++p) {
@@ -185,11 +193,11 @@ void computeGridSample(ComputeContext& ctx) {
         }
         xc[d] = c;
         if (a.mode == GsMode::kNearest) {
-          tap_idx[d] = pixel(static_cast<int64_t>(c), d);
+          tap_idx[d] = pixel(gsIndex(c), d);
           tap_w[d] = 1.0;
         } else {
           const double f = std::floor(c);
-          const auto i0 = static_cast<int64_t>(f);
+          const int64_t i0 = gsIndex(f);
           const double t = c - f;
           if (a.mode == GsMode::kLinear) {
             tap_idx[d * 2] = pixel(i0, d);

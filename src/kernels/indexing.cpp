@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 #include "kernels/op_helpers.h"
 
 namespace onnxfold {
@@ -29,6 +30,8 @@ using namespace kernels;
 int64_t oneHotDepth(const OpContext& ctx, const Tensor& depth) {
   const double d = scalarAsDouble(ctx, depth);
   if (!(d >= 0)) ctx.fail("depth must be >= 0");
+  // 2^63 and above do not convert to int64 (undefined behaviour).
+  if (d >= 9223372036854775808.0) ctx.fail("depth is too large");
   return static_cast<int64_t>(d);
 }
 
@@ -62,7 +65,7 @@ void computeOneHot(ComputeContext& ctx) {
         using T = typename decltype(tag)::type;
         const T* p = dataAs<T>(indices);
         for (size_t i = 0; i < idx.size(); ++i)
-          idx[i] = static_cast<int64_t>(toDouble(p[i]));
+          idx[i] = fromDouble<int64_t>(toDouble(p[i]));  // NaN is 0; huge saturates (off)
       })) {
     ctx.fail("indices must be numeric");
   }
@@ -231,9 +234,12 @@ void cumulate(const CumulativeAxis& c, Load&& load, Store&& store) {
         const int64_t i = c.reverse ? c.n - 1 - t : t;
         const int64_t off = (b * c.n + i) * c.inner + j;
         const Acc v = load(off);
-        if (!c.exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+        // Integers wrap (signed overflow is undefined behaviour).
+        if (!c.exclusive)
+          acc = kProduct ? elementwise::wrapMul(acc, v) : elementwise::wrapAdd(acc, v);
         store(off, acc);
-        if (c.exclusive) acc = kProduct ? static_cast<Acc>(acc * v) : static_cast<Acc>(acc + v);
+        if (c.exclusive)
+          acc = kProduct ? elementwise::wrapMul(acc, v) : elementwise::wrapAdd(acc, v);
       }
     }
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 
 namespace onnxfold::kernels {
 
@@ -56,8 +57,9 @@ class Copier {
 
 inline std::vector<int64_t> stridesOf(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
+  // Wrapping: an empty tensor's other dims may overflow int64, and its strides are never used.
   for (size_t i = dims.size(); i-- > 1;)
-    s[i - 1] = s[i] * dims[i];
+    s[i - 1] = elementwise::wrapMul(s[i], dims[i]);
   return s;
 }
 

@@ -2,6 +2,8 @@
 // cumulative ops (exclusive, reverse, exact int64).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kernels/kernel_test_util.h"
 #include "kernels/op_registry.h"
 #include "test_util.h"
@@ -41,6 +43,23 @@ TEST(IndexingOps, CumSumExclusiveReverseAndExactInt64) {
   const int64_t big = (int64_t{1} << 60) + 1;
   EXPECT_EQ(ints(run("CumSum", {i64({2}, {big, 2}), scalarI64(0)})[0]),
             (std::vector<int64_t>{big, big + 2}));
+}
+
+// Overflowing int32 sums wrap (they were signed overflow), and OneHot's float indices convert
+// as fromDouble does (they were out-of-range conversions): NaN is index 0, a huge one is off.
+TEST(IndexingOps, CumSumInt32WrapsAndOneHotHostileIndices) {
+  Tensor x(DataType::kInt32, {2});
+  kernels::mutableDataAs<int32_t>(x)[0] = std::numeric_limits<int32_t>::max();
+  kernels::mutableDataAs<int32_t>(x)[1] = 1;
+  const Tensor y = run("CumSum", {x, scalarI64(0)})[0];
+  EXPECT_EQ(y.at<int32_t>(0), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(y.at<int32_t>(1), std::numeric_limits<int32_t>::min());
+  const Tensor oh =
+      run("OneHot",
+          {test::floatTensor({3}, {std::numeric_limits<float>::quiet_NaN(), 1e30f, 1}),
+           scalarI64(2), test::floatTensor({2}, {0, 1})},
+          {}, 11)[0];
+  EXPECT_EQ(floats(oh), (std::vector<float>{1, 0, 0, 0, 0, 1}));
 }
 
 TEST(IndexingOps, OneHotCompressReverseSequence) {

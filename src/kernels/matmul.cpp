@@ -253,14 +253,15 @@ void computeGemm(ComputeContext& ctx) {
           for (int64_t p = 0; p < k; ++p) {
             const T av = ta ? a[p * m + i] : a[i * k + p];
             const T bv = tb ? b[j * k + p] : b[p * n + j];
-            s = static_cast<T>(s + av * bv);
+            s = elementwise::wrapAdd(s, elementwise::wrapMul(av, bv));
           }
           T out;
           if constexpr (std::is_integral_v<T>) {
-            out = alpha == 1.0f ? s : static_cast<T>(alpha * static_cast<double>(s));
+            // Integers wrap; scaled values saturate (out-of-range casts are UB).
+            out = alpha == 1.0f ? s : fromDouble<T>(alpha * static_cast<double>(s));
             if (c != nullptr) {
               const T cv = c[i * cs[0] + j * cs[1]];
-              out = static_cast<T>(out + (beta == 1.0f ? cv : static_cast<T>(beta * cv)));
+              out = elementwise::wrapAdd(out, beta == 1.0f ? cv : fromDouble<T>(beta * cv));
             }
           } else {
             out = static_cast<T>(alpha) * s;

@@ -173,7 +173,7 @@ void inferArrayFeatureExtractor(InferContext& ctx) {
     bool known = true;
     for (const Dim& d : y->dims) {
       known &= d.isKnown();
-      if (d.isKnown()) n *= d.value;
+      if (d.isKnown() && !checkedMul(n, d.value, &n)) known = false;  // declared dims overflow
     }
     if (known) count = Dim::known(n);
   }

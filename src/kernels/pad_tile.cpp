@@ -333,13 +333,17 @@ void inferUpsample(InferContext& ctx) {
   Shape out;
   for (size_t k = 0; k < in->rank(); ++k) {
     const Dim& d = in->dims[k];
-    if (scales[k] < 1) ctx.fail("scales must be >= 1");
-    if (scales[k] == 1)
+    if (!(scales[k] >= 1)) ctx.fail("scales must be >= 1");  // NaN too
+    if (scales[k] == 1) {
       out.dims.push_back(d);
-    else if (d.isKnown())
-      out.dims.push_back(Dim::known(static_cast<int64_t>(std::floor(d.value * scales[k]))));
-    else
+    } else if (d.isKnown()) {
+      const double v = std::floor(d.value * scales[k]);
+      // A huge scale (or inf) gives a dim that does not convert to int64.
+      if (!(v < 9.2e18)) ctx.fail("scales give an output dim that does not fit int64");
+      out.dims.push_back(Dim::known(static_cast<int64_t>(v)));
+    } else {
       out.dims.push_back(ctx.newSymbol());
+    }
   }
   ctx.setOutput(0, dt, out);
 }

@@ -11,6 +11,7 @@
 
 #include "kernels/common.h"
 #include "kernels/conv.h"
+#include "kernels/elementwise.h"
 #include "kernels/gemm.h"
 #include "kernels/matmul.h"
 #include "kernels/op_helpers.h"
@@ -33,6 +34,7 @@ double elemAsDouble(const Tensor& t, int64_t i) {
 template <class T>
 T saturateRound(double v) {
   double r = std::nearbyint(v);  // default rounding mode: half to even
+  if (r != r) return T{0};       // NaN (a zero y_scale) would not convert
   r = std::min<double>(std::max<double>(r, std::numeric_limits<T>::min()),
                        std::numeric_limits<T>::max());
   return static_cast<T>(r);
@@ -40,7 +42,8 @@ T saturateRound(double v) {
 
 // ================================================================= MatMulInteger / QLinearMatMul
 
-// Integer inputs minus their zero points, as int32, plus the batched plan.
+// Integer inputs minus their zero points, as int32, plus the batched plan. Values are read
+// through fromDouble and wrapSub: a hostile zero point of another type must not be UB.
 // Zero points: scalar, per row of A ([M] or [..., M, 1]) / per column of B
 // ([N] or [..., 1, N]).
 std::vector<int32_t> dequantZeroPointA(const Tensor& a, const Tensor* zp, int64_t m, int64_t k) {
@@ -51,13 +54,13 @@ std::vector<int32_t> dequantZeroPointA(const Tensor& a, const Tensor* zp, int64_
   for (int64_t r = 0; r < rows; ++r) {
     int32_t z = 0;
     if (zn == 1) {
-      z = static_cast<int32_t>(elemAsDouble(*zp, 0));
+      z = fromDouble<int32_t>(elemAsDouble(*zp, 0));
     } else if (zn > 1) {
-      z = static_cast<int32_t>(elemAsDouble(*zp, zn == rows ? r : r % m));
+      z = fromDouble<int32_t>(elemAsDouble(*zp, zn == rows ? r : r % m));
     }
     for (int64_t p = 0; p < k; ++p) {
       const int64_t i = r * k + p;
-      out[i] = static_cast<int32_t>(elemAsDouble(a, i)) - z;
+      out[i] = elementwise::wrapSub(fromDouble<int32_t>(elemAsDouble(a, i)), z);
     }
   }
   return out;
@@ -70,13 +73,13 @@ std::vector<int32_t> dequantZeroPointB(const Tensor& b, const Tensor* zp, int64_
   for (int64_t i = 0; i < total; ++i) {
     int32_t z = 0;
     if (zn == 1) {
-      z = static_cast<int32_t>(elemAsDouble(*zp, 0));
+      z = fromDouble<int32_t>(elemAsDouble(*zp, 0));
     } else if (zn > 1) {
       const int64_t col = i % n;
       const int64_t mat = i / (k * n);
-      z = static_cast<int32_t>(elemAsDouble(*zp, zn == n ? col : (mat * n + col) % zn));
+      z = fromDouble<int32_t>(elemAsDouble(*zp, zn == n ? col : (mat * n + col) % zn));
     }
-    out[i] = static_cast<int32_t>(elemAsDouble(b, i)) - z;
+    out[i] = elementwise::wrapSub(fromDouble<int32_t>(elemAsDouble(b, i)), z);
   }
   return out;
 }
@@ -167,16 +170,16 @@ std::vector<int32_t> integerConv(const ComputeContext& ctx, const Tensor& X, con
   const int64_t group = ctx.attrInt("group", 1);
   const int64_t batch = X.dims()[0], channels = X.dims()[1], m = W.dims()[0];
   std::vector<int32_t> x(static_cast<size_t>(X.numElements()));
-  const int32_t xz = xzp ? static_cast<int32_t>(elemAsDouble(*xzp, 0)) : 0;
+  const int32_t xz = xzp ? fromDouble<int32_t>(elemAsDouble(*xzp, 0)) : 0;
   for (int64_t i = 0; i < X.numElements(); ++i)
-    x[i] = static_cast<int32_t>(elemAsDouble(X, i)) - xz;
+    x[i] = elementwise::wrapSub(fromDouble<int32_t>(elemAsDouble(X, i)), xz);
   std::vector<int32_t> w(static_cast<size_t>(W.numElements()));
   const int64_t per_m = m > 0 ? W.numElements() / m : 0;
   const int64_t wzn = wzp ? wzp->numElements() : 0;
   for (int64_t i = 0; i < W.numElements(); ++i) {
     const int32_t z =
-        wzn == 0 ? 0 : static_cast<int32_t>(elemAsDouble(*wzp, wzn == 1 ? 0 : (i / per_m) % wzn));
-    w[i] = static_cast<int32_t>(elemAsDouble(W, i)) - z;
+        wzn == 0 ? 0 : fromDouble<int32_t>(elemAsDouble(*wzp, wzn == 1 ? 0 : (i / per_m) % wzn));
+    w[i] = elementwise::wrapSub(fromDouble<int32_t>(elemAsDouble(W, i)), z);
   }
   std::vector<int32_t> b;
   if (bias) {

@@ -405,11 +405,12 @@ W reduceRow(ROp op, const W* x, size_t n) {
     case ROp::kSumSquare:
       for (size_t i = 0; i < n; ++i)
         acc = wrapAdd(acc, wrapMul(x[i], x[i]));
-      return op == ROp::kL2 ? static_cast<W>(std::sqrt(static_cast<double>(acc))) : acc;
+      // A wrapped negative integer sum gives NaN: fromDouble keeps that defined.
+      return op == ROp::kL2 ? fromDouble<W>(std::sqrt(static_cast<double>(acc))) : acc;
     case ROp::kLogSum:
       for (size_t i = 0; i < n; ++i)
         acc = wrapAdd(acc, x[i]);
-      return static_cast<W>(fm::log(static_cast<double>(acc)));
+      return fromDouble<W>(fm::log(static_cast<double>(acc)));  // -inf, NaN on integers
     case ROp::kLogSumExp: {
       double m = static_cast<double>(x[0]);
       for (size_t i = 1; i < n; ++i)
@@ -418,7 +419,7 @@ W reduceRow(ROp op, const W* x, size_t n) {
       double s = 0;
       for (size_t i = 0; i < n; ++i)
         s += fm::exp(static_cast<double>(x[i]) - m);
-      return static_cast<W>(m + fm::log(s));
+      return fromDouble<W>(m + fm::log(s));  // near INT64_MAX it rounds out of range
     }
   }
   return acc;

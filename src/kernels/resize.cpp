@@ -147,6 +147,13 @@ struct ResizePlan {
   std::vector<double> roi_start, roi_end;
 };
 
+// An output dim computed in double (a scaled input dim), failing where it does not convert to
+// int64: a hostile scale can be huge, or inf.
+int64_t scaledDim(const OpContext& ctx, double v) {
+  if (!(v > -9.2e18 && v < 9.2e18)) ctx.fail("a scaled output dim does not fit int64");
+  return static_cast<int64_t>(v);
+}
+
 // Builds the plan from static input dims and known scales/sizes/roi values.
 ResizePlan planResize(const OpContext& ctx, const ResizeAttrs& a,
                       const std::vector<int64_t>& in_dims, const Tensor* roi, const Tensor* scales,
@@ -172,7 +179,7 @@ ResizePlan planResize(const OpContext& ctx, const ResizeAttrs& a,
       if (!(s[i] > 0)) ctx.fail("scales must be positive");
       const auto d = static_cast<size_t>(a.axes[i]);
       p.scale[d] = s[i];
-      p.out_dims[d] = static_cast<int64_t>(std::floor(s[i] * static_cast<double>(in_dims[d])));
+      p.out_dims[d] = scaledDim(ctx, std::floor(s[i] * static_cast<double>(in_dims[d])));
     }
   } else {
     const std::vector<int64_t> sz = toInt64Vector(ctx, *sizes);
@@ -206,7 +213,7 @@ ResizePlan planResize(const OpContext& ctx, const ResizeAttrs& a,
         const auto d = static_cast<size_t>(a.axes[i]);
         p.scale[d] = s;
         // round_int: halfway cases up.
-        p.out_dims[d] = static_cast<int64_t>(s * static_cast<double>(in_dims[d]) + 0.5);
+        p.out_dims[d] = scaledDim(ctx, s * static_cast<double>(in_dims[d]) + 0.5);
       }
     }
   }
@@ -279,9 +286,8 @@ void inferResize(InferContext& ctx) {
       const Dim& x = xs->dims[d];
       if (s[i] == 1.0) continue;
       out.dims[d] =
-          x.isKnown()
-              ? Dim::known(static_cast<int64_t>(std::floor(s[i] * static_cast<double>(x.value))))
-              : ctx.newSymbol();
+          x.isKnown() ? Dim::known(scaledDim(ctx, std::floor(s[i] * static_cast<double>(x.value))))
+                      : ctx.newSymbol();
     }
   } else if (use_sizes && a.policy == AspectPolicy::kStretch) {
     const std::optional<SymbolicValue> sv = ctx.inputSymbolic(static_cast<size_t>(in.sizes));
@@ -321,7 +327,8 @@ double cubicKernel(double x, double A) {
   return 0.0;
 }
 
-AxisTaps axisTaps(const ResizeAttrs& a, const ResizePlan& p, size_t d, int64_t in_len) {
+AxisTaps axisTaps(const OpContext& ctx, const ResizeAttrs& a, const ResizePlan& p, size_t d,
+                  int64_t in_len) {
   AxisTaps t;
   const int64_t out_len = p.out_dims[d];
   const double s = p.scale[d];
@@ -329,16 +336,24 @@ AxisTaps axisTaps(const ResizeAttrs& a, const ResizePlan& p, size_t d, int64_t i
   const auto L = static_cast<double>(in_len);
   const double sc = std::min(s, 1.0);  // antialias filter stretch
   int64_t start = 0;                   // offset of the first tap from `base`
+  // floor(-reach / sc) + 1; a tiny scale's filter would not convert, nor 2 - 2 * start fit.
+  auto firstTap = [&](double reach) {
+    const double f = std::floor(-reach / sc);
+    if (!(f > -1e18)) ctx.fail("the antialias filter of a tiny scale is too wide");
+    return static_cast<int64_t>(f) + 1;
+  };
   if (a.mode == Interp::kNearest) {
     t.n = 1;
   } else if (a.mode == Interp::kLinear) {
-    start = a.antialias ? static_cast<int64_t>(std::floor(-1.0 / sc)) + 1 : 0;
+    start = a.antialias ? firstTap(1.0) : 0;
     t.n = 2 - 2 * start;
   } else {
-    start = a.antialias ? static_cast<int64_t>(std::floor(-2.0 / sc)) + 1 : -1;
+    start = a.antialias ? firstTap(2.0) : -1;
     t.n = 2 - 2 * start;
   }
-  t.idx.resize(static_cast<size_t>(out_len * t.n));
+  int64_t taps = 0;
+  if (!checkedMul(out_len, t.n, &taps)) ctx.fail("the resize taps overflow int64");
+  t.idx.resize(static_cast<size_t>(taps));
   t.w.resize(t.idx.size());
   t.extrap.assign(static_cast<size_t>(out_len), 0);
   t.identity = out_len == in_len;
@@ -615,7 +630,7 @@ void computeResize(ComputeContext& ctx) {
   const size_t r = x.rank();
   std::vector<AxisTaps> taps(r);
   for (size_t d = 0; d < r; ++d)
-    taps[d] = axisTaps(a, p, d, x.dims()[d]);
+    taps[d] = axisTaps(ctx, a, p, d, x.dims()[d]);
 
   if (a.mode == Interp::kNearest) {
     std::vector<std::vector<int64_t>> src(r);

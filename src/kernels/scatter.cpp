@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/elementwise.h"
 #include "kernels/indexing.h"
 #include "kernels/op_helpers.h"
 
@@ -57,10 +58,10 @@ T combine(T a, T b, Reduction r) {
     }
   } else {
     switch (r) {
-      case Reduction::kAdd:
-        return static_cast<T>(a + b);
+      case Reduction::kAdd:  // integers wrap (signed overflow is undefined behaviour)
+        return elementwise::wrapAdd(a, b);
       case Reduction::kMul:
-        return static_cast<T>(a * b);
+        return elementwise::wrapMul(a, b);
       case Reduction::kMax:
         return std::max(a, b);
       case Reduction::kMin:
@@ -182,8 +183,10 @@ void computeTensorScatter(ComputeContext& ctx) {
     const int64_t batch = p / per_batch;
     const int64_t w = wi.empty() ? 0 : wi[static_cast<size_t>(batch)];
     for (int64_t s = 0; s < seq; ++s) {
-      int64_t c = w + s;
+      int64_t c = 0;
+      if (!checkedAdd(w, s, &c)) ctx.fail("write index + position overflows int64");
       if (mode == "circular") {
+        if (max_len == 0) ctx.fail("a circular write into an empty cache");  // % 0 is UB
         c %= max_len;
         if (c < 0) c += max_len;
       } else if (c < 0 || c >= max_len) {

@@ -185,7 +185,7 @@ void computeSplitToSequence(ComputeContext& ctx) {
       for (size_t k = 0; k < static_cast<size_t>(s.numElements()); ++k) {
         if (at(k) < 0) ctx.fail("split sizes must not be negative");
         sizes.push_back(at(k));
-        sum += at(k);
+        if (!checkedAdd(sum, at(k), &sum)) ctx.fail("split sizes overflow int64");
       }
       if (sum != len) ctx.fail("split sizes do not add up to the axis length");
     }

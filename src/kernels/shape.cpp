@@ -6,6 +6,7 @@
 // input is known) Shape give their values during inference so later nodes
 // see constants without running a kernel.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "kernels/common.h"
@@ -271,6 +272,9 @@ void inferRange(InferContext& ctx) {
       const int64_t s = asInt(start), l = asInt(limit), d = asInt(delta);
       int64_t span = 0;
       if (!checkedAdd(l, -s, &span)) ctx.fail("limit - start overflows int64");
+      // INT64_MIN / -1 is undefined behaviour; that count (2^63) does not fit int64 either.
+      if (d == -1 && span == std::numeric_limits<int64_t>::min())
+        ctx.fail("Range would have 2^63 elements");
       n = d > 0 ? (span > 0 ? span / d + (span % d != 0) : 0)
                 : (span < 0 ? span / d + (span % d != 0) : 0);
     } else {
@@ -351,8 +355,8 @@ void computeEyeLike(ComputeContext& ctx) {
     T* dst = mutableDataAs<T>(out);
     const T one = fromDouble<T>(1.0);
     for (int64_t i = 0; i < rows; ++i) {
-      const int64_t j = i + k;
-      if (j >= 0 && j < cols) dst[i * cols + j] = one;
+      int64_t j = 0;  // a huge k overflows: that diagonal is outside the matrix
+      if (checkedAdd(i, k, &j) && j >= 0 && j < cols) dst[i * cols + j] = one;
     }
   });
 }

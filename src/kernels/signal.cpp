@@ -418,14 +418,18 @@ void computeMel(ComputeContext& ctx) {
   auto melToHz = [](double mel) { return 700.0 * (fm::pow(10.0, mel / 2595.0) - 1.0); };
   const double low_mel = hzToMel(lower);
   const double high_mel = hzToMel(upper);
-  const double step = (high_mel - low_mel) / static_cast<double>(bins + 2);
-  std::vector<int64_t> fb(static_cast<size_t>(bins + 2));
-  for (int64_t i = 0; i < bins + 2; ++i) {
+  const int64_t edges = ctx.sizeAdd(bins, 2);
+  const double step = (high_mel - low_mel) / static_cast<double>(edges);
+  std::vector<int64_t> fb(static_cast<size_t>(edges));
+  for (int64_t i = 0; i < edges; ++i) {
     const double hz = melToHz(low_mel + step * static_cast<double>(i));
-    fb[static_cast<size_t>(i)] = static_cast<int64_t>(
-        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    const double e = std::floor(static_cast<double>(ctx.sizeAdd(dft_length, 1)) * hz /
+                                static_cast<double>(sample_rate));
+    // NaN or huge frequencies (hostile bounds) would not convert to int64.
+    if (!(std::fabs(e) < 1e18)) ctx.fail("a mel band edge does not fit int64");
+    fb[static_cast<size_t>(i)] = static_cast<int64_t>(e);
   }
-  std::vector<double> w(static_cast<size_t>(spec_bins * bins), 0.0);
+  std::vector<double> w(static_cast<size_t>(ctx.sizeMul(spec_bins, bins)), 0.0);
   auto set = [&](int64_t row, int64_t col, double v) {
     if (row < 0 || row >= spec_bins) ctx.fail("a mel band edge falls outside the spectrum");
     w[static_cast<size_t>(row * bins + col)] = v;

@@ -149,7 +149,8 @@ void computeTrilu(ComputeContext& ctx) {
   const bool upper = ctx.attrInt("upper", 1) != 0;
   const auto& d = in.dims();
   const int64_t rows = d[d.size() - 2], cols = d[d.size() - 1];
-  const int64_t batch = rows * cols == 0 ? 0 : in.numElements() / (rows * cols);
+  // An empty input's rows * cols may overflow; a non-empty one's divides its element count.
+  const int64_t batch = in.numElements() == 0 ? 0 : in.numElements() / (rows * cols);
   const bool strings = in.dtype() == DataType::kString;
   const size_t es = strings ? 0 : elementBytes(ctx, in.dtype());
   copyAll(in, out);

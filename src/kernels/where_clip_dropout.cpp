@@ -110,8 +110,9 @@ void inferClip(InferContext& ctx) {
     const Shape* s = ctx.inputShape(i);
     if (s != nullptr && s->isStatic()) {
       int64_t n = 1;
-      for (const Dim& d : s->dims)
-        n *= d.value;
+      for (const Dim& d : s->dims) {
+        if (!checkedMul(n, d.value, &n)) n = 0;  // overflowing declared dims: not 1 either
+      }
       if (n != 1) ctx.fail(std::string(i == 1 ? "min" : "max") + " must be a scalar");
     }
   }
@@ -136,8 +137,9 @@ void computeClip(ComputeContext& ctx) {
         hi = std::numeric_limits<C>::max();
       }
       if (ctx.opset() < 11) {
-        if (ctx.hasAttr("min")) lo = static_cast<C>(ctx.attrFloat("min", 0));
-        if (ctx.hasAttr("max")) hi = static_cast<C>(ctx.attrFloat("max", 0));
+        // fromDouble: an out-of-range bound on an integer input saturates (a cast is UB).
+        if (ctx.hasAttr("min")) lo = kernels::fromDouble<C>(ctx.attrFloat("min", 0));
+        if (ctx.hasAttr("max")) hi = kernels::fromDouble<C>(ctx.attrFloat("max", 0));
       } else {
         for (size_t i = 1; i < 3; ++i) {
           if (!ctx.hasInput(i)) continue;
