@@ -85,7 +85,7 @@ void writeAs(Tensor& t, const Acc* v, size_t n) {
 
 // Sum of two dims: known when both are, else a fresh symbol (a known 0 keeps the other).
 Dim addDims(InferContext& ctx, const Dim& a, const Dim& b) {
-  if (a.isKnown() && b.isKnown()) return Dim::known(a.value + b.value);
+  if (a.isKnown() && b.isKnown()) return Dim::known(ctx.sizeAdd(a.value, b.value));
   if (a.isKnown() && a.value == 0) return b;
   if (b.isKnown() && b.value == 0) return a;
   return ctx.newSymbol();
@@ -166,7 +166,8 @@ void inferAttention(InferContext& ctx) {
   if (rank == 4) {
     y.dims = {B, Hq, Sq, Dv};
   } else {
-    Dim hidden = Hq.isKnown() && Dv.isKnown() ? Dim::known(Hq.value * Dv.value) : ctx.newSymbol();
+    Dim hidden = Hq.isKnown() && Dv.isKnown() ? Dim::known(ctx.sizeMul(Hq.value, Dv.value))
+                                              : ctx.newSymbol();
     if (!hidden.isKnown() && Hq == Hkv && v != nullptr) hidden = known(ctx, v->dims[2]);
     y.dims = {B, Sq, hidden};
   }
@@ -228,6 +229,7 @@ void attentionImpl(ComputeContext& ctx) {
 
   // KV cache: present = concat(past, new) on the sequence axis.
   int64_t P = 0;
+  int64_t T = Skv;
   if (ctx.hasInput(kPastK)) {
     const Tensor& pk = ctx.input(kPastK);
     const Tensor& pv = ctx.input(kPastV);
@@ -237,19 +239,20 @@ void attentionImpl(ComputeContext& ctx) {
         pv.dims()[3] != Dv) {
       ctx.fail("past_key/past_value shapes do not match K/V");
     }
+    // Empty caches may declare lengths whose sum or product overflows.
+    T = ctx.sizeAdd(P, Skv);
     const std::vector<Acc> pkv = readAs<Acc>(ctx, pk), pvv = readAs<Acc>(ctx, pv);
     auto cat = [&](const std::vector<Acc>& past, const std::vector<Acc>& cur, int64_t D) {
-      std::vector<Acc> out(static_cast<size_t>(B * Hkv * (P + Skv) * D));
+      std::vector<Acc> out(static_cast<size_t>(ctx.sizeMul(ctx.sizeMul(B * Hkv, T), D)));
       for (int64_t bh = 0; bh < B * Hkv; ++bh) {
-        std::copy_n(past.data() + bh * P * D, P * D, out.data() + bh * (P + Skv) * D);
-        std::copy_n(cur.data() + bh * Skv * D, Skv * D, out.data() + (bh * (P + Skv) + P) * D);
+        std::copy_n(past.data() + bh * P * D, P * D, out.data() + bh * T * D);
+        std::copy_n(cur.data() + bh * Skv * D, Skv * D, out.data() + (bh * T + P) * D);
       }
       return out;
     };
     K = cat(pkv, K, Dh);
     V = cat(pvv, V, Dv);
   }
-  const int64_t T = P + Skv;
   if (ctx.hasOutput(1)) writeAs(ctx.output(1), K.data(), K.size());
   if (ctx.hasOutput(2)) writeAs(ctx.output(2), V.data(), V.size());
 
@@ -305,8 +308,10 @@ void attentionImpl(ComputeContext& ctx) {
       }
     }
     if (causal) {
-      const int64_t offset = P > 0 || nonpad.empty() ? P : nonpad[static_cast<size_t>(b)] - Sq;
-      if (j > i + offset) return ninf;
+      // j > i + offset with offset = P, or nonpad - Sq rearranged so that a hostile
+      // nonpad_kv_seqlen (INT64_MIN) cannot overflow.
+      if (P > 0 || nonpad.empty() ? j > i + P : j - i + Sq > nonpad[static_cast<size_t>(b)])
+        return ninf;
     }
     if (!nonpad.empty() && j >= nonpad[static_cast<size_t>(b)]) return ninf;
     return v;
@@ -425,8 +430,9 @@ void computeRotary(ComputeContext& ctx) {
     H = X.dims()[1];
     S = X.dims()[2];
     D = X.dims()[3];
-    bs = H * S * D;
-    hs = S * D;
+    // An empty X (B = 0) may declare dims whose product overflows.
+    hs = ctx.sizeMul(S, D);
+    bs = ctx.sizeMul(H, hs);
     ss = D;
   } else if (X.rank() == 3) {
     H = ctx.attrInt("num_heads", 0);
@@ -434,8 +440,8 @@ void computeRotary(ComputeContext& ctx) {
     S = X.dims()[1];
     if (X.dims()[2] % H != 0) ctx.fail("hidden size is not a multiple of num_heads");
     D = X.dims()[2] / H;
-    bs = S * H * D;
     ss = H * D;
+    bs = ctx.sizeMul(S, ss);
     hs = D;
   } else {
     ctx.fail("input must be 3-D or 4-D");
@@ -525,7 +531,7 @@ void inferLinearAttention(InferContext& ctx) {
   const Dim B = q ? dim(q, 0) : dim(v, 0);
   const Dim Tn = q ? dim(q, 1) : dim(v, 1);
   const Dim dk = per_head(q, hq), dv = per_head(v, hkv);
-  const Dim hid = dv.isKnown() ? Dim::known(hq * dv.value) : ctx.newSymbol();
+  const Dim hid = dv.isKnown() ? Dim::known(ctx.sizeMul(hq, dv.value)) : ctx.newSymbol();
   ctx.setOutput(0, t, Shape{{B, Tn, hid}, {}});
   if (ctx.numOutputs() > 1) ctx.setOutput(1, st, Shape{{B, Dim::known(hkv), dk, dv}, {}});
 }
@@ -548,7 +554,9 @@ void computeLinearAttention(ComputeContext& ctx) {
   }
   const std::vector<float> q = readAs<float>(ctx, Qt), k = readAs<float>(ctx, Kt),
                            v = readAs<float>(ctx, Vt);
-  std::vector<float> state(static_cast<size_t>(B * hkv * dk * dv), 0.0f);
+  // With T = 0 the state's declared dims may multiply out of int64.
+  std::vector<float> state(
+      static_cast<size_t>(ctx.sizeMul(ctx.sizeMul(ctx.sizeMul(B, hkv), dk), dv)), 0.0f);
   if (ctx.hasInput(kLPast)) {
     const Tensor& ps = ctx.input(kLPast);
     if (ps.dims() != std::vector<int64_t>{B, hkv, dk, dv}) ctx.fail("past_state shape mismatch");

@@ -168,9 +168,10 @@ void convTransposeImpl(const T* x, const T* w, const T* bias, T* y, int64_t batc
   const int64_t ksize = product(g.kernel, 0, nd);
   const int64_t isize = product(g.in, 0, nd);
   const int64_t osize = product(g.out, 0, nd);
-  std::vector<T> col(static_cast<size_t>(mg * ksize * isize));
+  // Checked products: with no input channels, W's and X's other dims may be huge.
+  std::vector<T> col(static_cast<size_t>(product({mg, ksize, isize}, 0, 3)));
   // W_g is [Cg, Mg*K]; col = W_g^T [Mg*K, Cg] * X_g [Cg, I].
-  std::vector<T> wt(static_cast<size_t>(mg * ksize * cg));
+  std::vector<T> wt(static_cast<size_t>(product({mg, ksize, cg}, 0, 3)));
   std::fill(y, y + batch * out_channels * osize, T(0));
   for (int64_t gi = 0; gi < group; ++gi) {
     const T* wg = w + gi * cg * mg * ksize;

@@ -160,7 +160,8 @@ void inferGatherND(InferContext& ctx) {
   const int64_t k = is->dims.back().value;
   if (b < 0 || b >= std::min(r, q))
     ctx.fail("batch_dims must be in [0, min(rank(data), rank(indices)))");
-  if (b + k > r) ctx.fail("indices.shape[-1] + batch_dims exceeds the data rank");
+  // k > r - b, not b + k > r: a declared indices.shape[-1] near INT64_MAX overflowed.
+  if (k > r - b) ctx.fail("indices.shape[-1] + batch_dims exceeds the data rank");
   Shape out;
   out.dims.assign(is->dims.begin(), is->dims.end() - 1);
   out.dims.insert(out.dims.end(), ds->dims.begin() + b + k, ds->dims.end());

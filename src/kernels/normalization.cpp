@@ -46,7 +46,9 @@ ChannelParam channelParam(const OpContext& ctx, const Tensor& t, int64_t channel
   p.v = readAll(t);
   const auto n = static_cast<int64_t>(p.v.size());
   if (n == channels) return p;
-  if (n == channels * spatial) {
+  // channels * spatial may overflow for an empty X (batch 0).
+  int64_t cs = 0;
+  if (checkedMul(channels, spatial, &cs) && n == cs) {
     p.spatial = spatial;
     return p;
   }
@@ -134,7 +136,8 @@ void computeBatchNorm(ComputeContext& ctx) {
   }
   // Training: normalize with the batch statistics (population variance) and
   // blend them into the running statistics with `momentum`.
-  const double count = static_cast<double>(batch * spatial);
+  // In double: with no channels, batch * spatial may overflow int64.
+  const double count = static_cast<double>(batch) * static_cast<double>(spatial);
   std::vector<double> bmean(static_cast<size_t>(channels)), bvar(static_cast<size_t>(channels));
   for (int64_t c = 0; c < channels; ++c) {
     double s1 = 0;
@@ -312,7 +315,8 @@ void computeGroupNorm(ComputeContext& ctx) {
   const DataType stash = ctx.attrInt("stash_type", 1) == 1 ? DataType::kFloat : X.dtype();
   const std::vector<double> x = readAll(X);
   std::vector<double> y(x.size());
-  const int64_t gsize = cpg * spatial;
+  // An empty batch may declare channels * spatial beyond int64.
+  const int64_t gsize = ctx.sizeMul(cpg, spatial);
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       const size_t base = static_cast<size_t>((n * channels + g * cpg) * spatial);

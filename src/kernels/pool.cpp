@@ -63,15 +63,21 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
   const size_t nd = g.rank();
   const int64_t planes = X.dims()[0] * X.dims()[1];
   const int64_t isize = product(g.in, 0, nd), osize = product(g.out, 0, nd);
+  // -pad_b and in + pad_e below: hostile pads (INT64_MIN, INT64_MAX) must fail, not overflow.
+  for (size_t d = 0; d < nd; ++d) {
+    geomMul(ctx, g.pad_b[d], -1);
+    geomAdd(ctx, g.in[d], g.pad_e[d]);
+  }
   const int64_t ksize = product(g.kernel, 0, nd);
   const bool include_pad = ctx.attrInt("count_include_pad", 0) != 0;
   const bool col_major = ctx.attrInt("storage_order", 0) != 0;
   const double p = lpOrder(ctx);  // read by LpPool only
   std::vector<int64_t> rstride(nd, 1), cstride(nd, 1);
+  // Checked: an empty X's spatial dims may multiply out of int64 from either end.
   for (size_t d = nd - 1; d-- > 0;)
-    rstride[d] = rstride[d + 1] * g.in[d + 1];
+    rstride[d] = geomMul(ctx, rstride[d + 1], g.in[d + 1]);
   for (size_t d = 1; d < nd; ++d)
-    cstride[d] = cstride[d - 1] * g.in[d - 1];
+    cstride[d] = geomMul(ctx, cstride[d - 1], g.in[d - 1]);
   std::vector<int64_t> oi(nd), kk(nd), start(nd);
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T* xp = x + plane * isize;
@@ -87,8 +93,11 @@ void poolImpl(ComputeContext& ctx, PoolKind kind, const Geom& g) {
         int64_t off = 0, coff = 0;
         for (size_t d = 0; d < nd; ++d) {
           const int64_t id = start[d] + kk[d] * g.dilations[d];
-          if (id < 0 || id >= g.in[d]) inside = false;
           if (id < -g.pad_b[d] || id >= g.in[d] + g.pad_e[d]) in_padded = false;
+          if (id < 0 || id >= g.in[d]) {
+            inside = false;  // offsets only matter inside (a far padding id could overflow)
+            continue;
+          }
           off += id * rstride[d];
           coff += id * cstride[d];
         }
@@ -201,6 +210,16 @@ void computeGlobalPool(ComputeContext& ctx) {
 
 // ================================================================= MaxUnpool
 
+// (in - 1) * stride - pad_b - pad_e + kernel, failing instead of overflowing on hostile
+// attributes (pads of INT64_MIN cannot be negated either).
+int64_t unpooledDim(const OpContext& ctx, int64_t in, int64_t stride, int64_t pad_b, int64_t pad_e,
+                    int64_t kernel) {
+  int64_t v = geomMul(ctx, in - 1, stride);
+  v = geomAdd(ctx, v, geomMul(ctx, pad_b, -1));
+  v = geomAdd(ctx, v, geomMul(ctx, pad_e, -1));
+  return geomAdd(ctx, v, kernel);
+}
+
 void inferMaxUnpool(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   requireType(ctx, 0, t == DataType::kUndefined || isFloatType(t), "a float type");
@@ -241,9 +260,9 @@ void inferMaxUnpool(InferContext& ctx) {
   s.dims = {x->dims[0], x->dims[1]};
   for (size_t i = 0; i < nsp; ++i) {
     const Dim& d = x->dims[i + 2];
-    s.dims.push_back(
-        d.isKnown() ? Dim::known((d.value - 1) * strides[i] - pads[i] - pads[i + nsp] + kernel[i])
-                    : unknownDim());
+    s.dims.push_back(d.isKnown() ? Dim::known(unpooledDim(ctx, d.value, strides[i], pads[i],
+                                                          pads[i + nsp], kernel[i]))
+                                 : unknownDim());
   }
   ctx.setOutput(0, t, s);
 }
@@ -264,7 +283,8 @@ void computeMaxUnpool(ComputeContext& ctx) {
   }
   std::vector<int64_t> dflt = {X.dims()[0], X.dims()[1]};
   for (size_t i = 0; i < nsp; ++i)
-    dflt.push_back((X.dims()[i + 2] - 1) * strides[i] - pads[i] - pads[i + nsp] + kernel[i]);
+    dflt.push_back(
+        unpooledDim(ctx, X.dims()[i + 2], strides[i], pads[i], pads[i + nsp], kernel[i]));
   const std::vector<int64_t>& od = Y.dims();
   if (od.size() != dflt.size()) ctx.fail("output_shape has the wrong rank");
   const int64_t total = product(dflt, 0, dflt.size());

@@ -235,18 +235,21 @@ void computeRecurrent(ComputeContext& ctx) {
   const Tensor& Rt = ctx.input(2);
   const int64_t G = gatesOf(kind);
   const int64_t H = Rt.rank() == 3 ? Rt.dims()[2] : -1;
-  if (Wt.dims() != std::vector<int64_t>{dirs, G * H, I}) ctx.fail("W has the wrong shape");
-  if (Rt.dims() != std::vector<int64_t>{dirs, G * H, H}) ctx.fail("R has the wrong shape");
+  // Empty tensors may declare dims whose products overflow: sizes below are checked.
+  const int64_t GH = ctx.sizeMul(G, H);
+  if (Wt.dims() != std::vector<int64_t>{dirs, GH, I}) ctx.fail("W has the wrong shape");
+  if (Rt.dims() != std::vector<int64_t>{dirs, GH, H}) ctx.fail("R has the wrong shape");
+  const int64_t DBH = ctx.sizeMul(ctx.sizeMul(dirs, B), H);
   if (ctx.hasAttr("hidden_size") && ctx.attrInt("hidden_size", 0) != H) {
     ctx.fail("hidden_size does not match R");
   }
   const std::vector<double> x = readAll(X);
   const std::vector<double> w = readAll(Wt);
   const std::vector<double> r = readAll(Rt);
-  std::vector<double> bias(static_cast<size_t>(dirs * 2 * G * H), 0.0);
+  std::vector<double> bias(static_cast<size_t>(ctx.sizeMul(dirs * 2, GH)), 0.0);
   if (ctx.hasInput(3)) {
     bias = readAll(ctx.input(3));
-    if (bias.size() != static_cast<size_t>(dirs * 2 * G * H)) ctx.fail("B has the wrong shape");
+    if (bias.size() != static_cast<size_t>(dirs * 2 * GH)) ctx.fail("B has the wrong shape");
   }
   std::vector<int64_t> lens(static_cast<size_t>(B), S);
   if (ctx.hasInput(4)) {
@@ -262,10 +265,10 @@ void computeRecurrent(ComputeContext& ctx) {
     return static_cast<size_t>(layout == 0 ? (d * B + b) * H + h : (b * dirs + d) * H + h);
   };
   auto readState = [&](size_t input) {
-    std::vector<double> s(static_cast<size_t>(dirs * B * H), 0.0);
+    std::vector<double> s(static_cast<size_t>(DBH), 0.0);
     if (ctx.hasInput(input)) {
       s = readAll(ctx.input(input));
-      if (s.size() != static_cast<size_t>(dirs * B * H)) {
+      if (s.size() != static_cast<size_t>(DBH)) {
         ctx.fail("initial state " + std::to_string(input) + " has the wrong shape");
       }
     }
@@ -273,15 +276,15 @@ void computeRecurrent(ComputeContext& ctx) {
   };
   const std::vector<double> init_h = readState(5);
   const std::vector<double> init_c = kind == CellKind::kLstm ? readState(6) : std::vector<double>();
-  std::vector<double> peep(static_cast<size_t>(dirs * 3 * H), 0.0);
+  std::vector<double> peep(static_cast<size_t>(ctx.sizeMul(dirs * 3, H)), 0.0);
   if (kind == CellKind::kLstm && ctx.hasInput(7)) {
     peep = readAll(ctx.input(7));
     if (peep.size() != static_cast<size_t>(dirs * 3 * H)) ctx.fail("P has the wrong shape");
   }
 
-  std::vector<double> y(static_cast<size_t>(S * dirs * B * H), 0.0);
-  std::vector<double> yh(static_cast<size_t>(dirs * B * H), 0.0);
-  std::vector<double> yc(static_cast<size_t>(dirs * B * H), 0.0);
+  std::vector<double> y(static_cast<size_t>(ctx.sizeMul(S, DBH)), 0.0);
+  std::vector<double> yh(static_cast<size_t>(DBH), 0.0);
+  std::vector<double> yc(static_cast<size_t>(DBH), 0.0);
   auto yIndex = [&](int64_t t, int64_t d, int64_t b, int64_t h) {
     return static_cast<size_t>(layout == 0 ? ((t * dirs + d) * B + b) * H + h
                                            : ((b * S + t) * dirs + d) * H + h);
@@ -291,9 +294,8 @@ void computeRecurrent(ComputeContext& ctx) {
   };
   auto clipped = [&](double v) { return has_clip ? std::max(-clip, std::min(clip, v)) : v; };
 
-  const int64_t GH = G * H;
-  std::vector<double> proj(static_cast<size_t>(S * GH));  // per batch row: X_t W^T + Wb
-  std::vector<double> rec(static_cast<size_t>(GH));       // H_{t-1} R^T + Rb
+  std::vector<double> proj(static_cast<size_t>(ctx.sizeMul(S, GH)));  // per batch row: X_t W^T + Wb
+  std::vector<double> rec(static_cast<size_t>(GH));                   // H_{t-1} R^T + Rb
   std::vector<double> h(static_cast<size_t>(H)), c(static_cast<size_t>(H)),
       tmp(static_cast<size_t>(H));
   std::vector<double> z(static_cast<size_t>(H)), rg(static_cast<size_t>(H)),

@@ -325,7 +325,7 @@ int64_t tfidfOutputSize(const OpContext& ctx) {
     if (i < 0) ctx.fail("ngram_indexes must be non-negative");
     mx = std::max(mx, i);
   }
-  return mx + 1;
+  return ctx.sizeAdd(mx, 1);  // ngram_indexes may hold INT64_MAX
 }
 
 void inferTfIdf(InferContext& ctx) {
@@ -403,13 +403,19 @@ void computeTfIdf(ComputeContext& ctx) {
   std::vector<double> cnt(static_cast<size_t>(rows * width), 0.0);
   for (int64_t r = 0; r < rows; ++r) {
     const std::string* row = tokens.data() + r * cols;
-    for (int64_t n = min_n; n <= max_n; ++n) {
+    // n-grams longer than the pool's are never found; the bound also keeps a hostile
+    // max_gram_length (INT64_MAX) from overflowing ++n.
+    const int64_t top_n = std::min<int64_t>(max_n, static_cast<int64_t>(counts.size()));
+    for (int64_t n = min_n; n <= top_n; ++n) {
       auto it = table.find(n);
       if (it == table.end() || it->second.empty()) continue;
       // Unigrams have no gaps: one pass, else one per skip distance.
       const int64_t skips = n == 1 ? 0 : max_skip;
       for (int64_t skip = 0; skip <= skips; ++skip) {
         const int64_t stride = skip + 1;
+        // No n-gram fits once (n - 1) * stride >= cols: stop there, before a hostile
+        // max_skip_count overflows the product or ++skip.
+        if (n - 1 > (cols - 1) / stride) break;
         for (int64_t start = 0; start + (n - 1) * stride < cols; ++start) {
           std::string key;
           for (int64_t k = 0; k < n; ++k) {
