@@ -381,7 +381,7 @@ void computeDynamicQuantize(ComputeContext& ctx) {
   const float scale = (mx - mn) / 255.0f;
   float zpf =
       scale == 0 ? 0.0f : std::nearbyint(std::min(std::max(0.0f - mn / scale, 0.0f), 255.0f));
-  const auto zp = static_cast<int32_t>(zpf);
+  const auto zp = kernels::fromDouble<int32_t>(zpf);  // NaN (an infinite input) gives 0
   if (ctx.hasOutput(0)) {
     uint8_t* y = mutableDataAs<uint8_t>(ctx.output(0));
     if (scale == 0) {
