@@ -125,7 +125,8 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& dims,
   for (size_t k = dims.size(); k-- > 0;) {
     const size_t o = k + (out_dims.size() - dims.size());
     strides[o] = dims[k] == 1 ? 0 : s;
-    s *= dims[k];
+    // Wrapping: an empty tensor's other dims may overflow int64, and its strides are never used.
+    s = static_cast<int64_t>(static_cast<uint64_t>(s) * static_cast<uint64_t>(dims[k]));
   }
   return strides;
 }

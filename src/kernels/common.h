@@ -164,10 +164,12 @@ void forEachBroadcast(const std::vector<int64_t>& out_dims,
                       const std::vector<std::vector<int64_t>>& strides, F&& f) {
   const size_t rank = out_dims.size();
   const size_t n_in = strides.size();
+  // Empty first: an empty output's other dims may overflow int64 when multiplied.
+  for (int64_t d : out_dims)
+    if (d == 0) return;
   int64_t total = 1;
   for (int64_t d : out_dims)
     total *= d;
-  if (total == 0) return;
   std::vector<int64_t> idx(rank, 0);
   std::vector<int64_t> off(n_in, 0);
   for (int64_t i = 0; i < total; ++i) {

@@ -140,8 +140,9 @@ void mappedCopy(const OpContext& ctx, const Tensor& in, Tensor& out,
 
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
+  // Wrapping: an empty tensor's other dims may overflow int64, and its strides are never used.
   for (size_t k = dims.size(); k-- > 1;)
-    s[k - 1] = s[k] * dims[k];
+    s[k - 1] = static_cast<int64_t>(static_cast<uint64_t>(s[k]) * static_cast<uint64_t>(dims[k]));
   return s;
 }
 
@@ -234,6 +235,8 @@ void simplifyPermutation(const std::vector<int64_t>& dims, const std::vector<int
 
 void transposeTensor(const OpContext& ctx, const Tensor& in, Tensor& out,
                      const std::vector<int64_t>& perm) {
+  // Nothing to move; merged dims of an empty tensor may overflow int64.
+  if (in.numElements() == 0) return;
   std::vector<int64_t> sdims, sperm;
   simplifyPermutation(in.dims(), perm, sdims, sperm);
   const DataType dt = in.dtype();

@@ -34,6 +34,8 @@ void computeDet(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t M = x.dims().back();
   const int64_t batch = product(x.dims(), 0, x.rank() - 2);
+  // No matrices: M * M of an empty batch's declared dims may overflow int64.
+  if (batch == 0) return;
   const std::vector<double> v = readAll(x);
   std::vector<double> out(static_cast<size_t>(batch));
   std::vector<double> a(static_cast<size_t>(M * M));

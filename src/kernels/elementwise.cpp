@@ -51,7 +51,8 @@ Plan makePlan(const OpContext& ctx, const std::vector<int64_t>& out,
       f[j] = d == 1;
     }
     if (!flags.empty() && flags.back() == f) {
-      p.dims.back() *= out[ax];
+      // Wrapping: an empty output's other dims may overflow int64 (runPlan never reads them).
+      p.dims.back() = wrapMul(p.dims.back(), out[ax]);
     } else {
       p.dims.push_back(out[ax]);
       flags.push_back(std::move(f));
@@ -67,7 +68,7 @@ Plan makePlan(const OpContext& ctx, const std::vector<int64_t>& out,
     for (size_t c = p.dims.size(); c-- > 0;) {
       if (flags[c][j]) continue;
       p.strides[j][c] = s;
-      s *= p.dims[c];
+      s = wrapMul(s, p.dims[c]);
     }
   }
   return p;
@@ -84,7 +85,8 @@ template <class D>
 std::vector<D> legacyPad(const OpContext& ctx, size_t rank_a, std::vector<D> b, D one) {
   int64_t axis = ctx.attrInt("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(rank_a);
-  if (axis < 0 || axis + static_cast<int64_t>(b.size()) > static_cast<int64_t>(rank_a)) {
+  // b.size() > rank_a - axis, not axis + b.size() > rank_a: the attribute may be INT64_MAX.
+  if (axis < 0 || static_cast<int64_t>(b.size()) > static_cast<int64_t>(rank_a) - axis) {
     ctx.fail("legacy broadcast axis " + std::to_string(axis) + " does not fit");
   }
   b.resize(rank_a - static_cast<size_t>(axis), one);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "ir/error.h"
@@ -143,6 +144,12 @@ TEST(Elementwise, LegacyAxisBroadcast) {
       run("Add", {a, b},
           test::attrs(Attribute::makeInt("broadcast", 1), Attribute::makeInt("axis", 1)), 6)[0];
   EXPECT_EQ(valuesOf(out), (std::vector<double>{2, 2, 3, 3, 4, 4, 2, 2, 3, 3, 4, 4}));
+  // An axis of INT64_MAX fails without overflowing axis + rank(B).
+  EXPECT_THROW(run("Add", {a, b},
+                   test::attrs(Attribute::makeInt("broadcast", 1),
+                               Attribute::makeInt("axis", std::numeric_limits<int64_t>::max())),
+                   6),
+               Error);
 }
 
 TEST(Elementwise, SymbolicEqualWhereNeg) {

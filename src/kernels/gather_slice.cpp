@@ -161,7 +161,7 @@ void inferGatherND(InferContext& ctx) {
   if (b < 0 || b >= std::min(r, q))
     ctx.fail("batch_dims must be in [0, min(rank(data), rank(indices)))");
   // k > r - b, not b + k > r: a declared indices.shape[-1] near INT64_MAX overflowed.
-  if (k > r - b) ctx.fail("indices.shape[-1] + batch_dims exceeds the data rank");
+  if (k < 0 || k > r - b) ctx.fail("indices.shape[-1] + batch_dims exceeds the data rank");
   Shape out;
   out.dims.assign(is->dims.begin(), is->dims.end() - 1);
   out.dims.insert(out.dims.end(), ds->dims.begin() + b + k, ds->dims.end());
@@ -253,6 +253,9 @@ struct AxisRange {
 
 // ONNX Slice clamping for one axis of size d.
 AxisRange sliceAxis(int64_t d, int64_t start, int64_t end, int64_t step) {
+  // An empty axis stays empty (numpy); below, [0, d - 1] would be an empty clamp range and a
+  // negative step would take one element of nothing.
+  if (d == 0) return {0, 1, 0};
   if (start < 0) start += d;
   if (end < 0) end += d;
   int64_t len;
@@ -334,7 +337,8 @@ void stridedCopy(const Copier& cp, const std::vector<int64_t>& in_dims,
                  const std::vector<int64_t>& out_dims, const std::vector<int64_t>& start,
                  const std::vector<int64_t>& step) {
   const size_t r = in_dims.size();
-  if (numel(out_dims) == 0) return;
+  // Any 0 first: numel() of an empty output's other dims may overflow.
+  if (std::find(out_dims.begin(), out_dims.end(), 0) != out_dims.end()) return;
   if (r == 0) {
     cp(0, 0, 1);
     return;

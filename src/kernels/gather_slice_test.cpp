@@ -162,5 +162,13 @@ TEST(GatherSlice, SliceWithExtremeStartsAndStepsTakesWhatOnnxSays) {
   EXPECT_EQ(floats(a), (std::vector<float>{1}));
 }
 
+TEST(GatherSlice, NegativeStepOnAnEmptyAxisTakesNothing) {
+  // [3, 0]: a start below -dim on the empty axis once clamped to 0 and took one element.
+  const Tensor data = test::floatTensor({3, 0}, {});
+  const Tensor a =
+      run("Slice", {data, i64({1}, {-5}), i64({1}, {-10}), i64({1}, {1}), i64({1}, {-1})})[0];
+  EXPECT_EQ(a.dims(), (std::vector<int64_t>{3, 0}));
+}
+
 }  // namespace
 }  // namespace onnxfold

@@ -90,7 +90,8 @@ void computeNll(ComputeContext& ctx) {
   const int64_t N = x.dims()[0], C = x.dims()[1];
   const int64_t D = product(x.dims(), 2, x.rank());
   const std::vector<int64_t> target = readInts(ctx, ctx.input(1));
-  if (static_cast<int64_t>(target.size()) != N * D) ctx.fail("target shape mismatch");
+  // sizeMul: with C = 0, N and D are declared dims whose product may overflow int64.
+  if (static_cast<int64_t>(target.size()) != ctx.sizeMul(N, D)) ctx.fail("target shape mismatch");
   writeAll(ctx.output(0),
            nllLoss(ctx, readAll(x), target, ctx.hasInput(2) ? &ctx.input(2) : nullptr, N, C, D,
                    ctx.attrString("reduction", "mean")));
@@ -101,7 +102,8 @@ void computeSce(ComputeContext& ctx) {
   const int64_t N = x.dims()[0], C = x.dims()[1];
   const int64_t D = product(x.dims(), 2, x.rank());
   const std::vector<int64_t> target = readInts(ctx, ctx.input(1));
-  if (static_cast<int64_t>(target.size()) != N * D) ctx.fail("target shape mismatch");
+  // sizeMul: with C = 0, N and D are declared dims whose product may overflow int64.
+  if (static_cast<int64_t>(target.size()) != ctx.sizeMul(N, D)) ctx.fail("target shape mismatch");
   // log_softmax over the class axis.
   std::vector<double> v = readAll(x);
   for (int64_t n = 0; n < N; ++n) {

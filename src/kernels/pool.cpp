@@ -236,9 +236,10 @@ void inferMaxUnpool(InferContext& ctx) {
       return;
     }
     const Shape* os = ctx.inputShape(2);
-    if (os != nullptr && os->rank() == 1 && os->dims[0].isKnown()) {
+    if (os != nullptr && os->rank() == 1 && os->dims[0].isKnown() &&
+        os->dims[0].value <= kMaxDeclaredRank) {  // a declared length is not trusted further
       Shape s;
-      s.dims.assign(os->dims[0].value, unknownDim());
+      s.dims.assign(static_cast<size_t>(os->dims[0].value), unknownDim());
       ctx.setOutput(0, t, s);
     } else {
       ctx.setOutputUnknownRank(0, t);

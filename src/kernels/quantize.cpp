@@ -97,11 +97,10 @@ QuantLayout quantLayout(const OpContext& ctx, const std::vector<int64_t>& x_dims
   QuantLayout l;
   const auto rank = static_cast<int64_t>(x_dims.size());
   const int64_t block = ctx.attrInt("block_size", 0);
-  int64_t s_count = 1;
-  for (int64_t d : s_dims)
-    s_count *= d;
+  // One scale: every dim 1 (a product of declared dims could overflow int64).
+  const bool single = std::all_of(s_dims.begin(), s_dims.end(), [](int64_t d) { return d == 1; });
   if (block < 0) ctx.fail("block_size must be >= 0");
-  if (block == 0 && s_count == 1 && s_dims.size() <= 1) {
+  if (block == 0 && single && s_dims.size() <= 1) {
     l.inner = product(x_dims, 0, x_dims.size());
     return l;
   }
@@ -120,7 +119,8 @@ QuantLayout quantLayout(const OpContext& ctx, const std::vector<int64_t>& x_dims
   for (int64_t k = 0; k < rank; ++k) {
     const auto uk = static_cast<size_t>(k);
     if (k == axis) {
-      if (s_dims[uk] != (x_dims[uk] + block - 1) / block) {
+      // ceil(x / block) without x + block - 1, which overflows for a huge block_size or dim.
+      if (s_dims[uk] != x_dims[uk] / block + (x_dims[uk] % block != 0 ? 1 : 0)) {
         ctx.fail("blocked scale dim " + std::to_string(s_dims[uk]) + " does not match ceil(" +
                  std::to_string(x_dims[uk]) + " / block_size " + std::to_string(block) + ")");
       }

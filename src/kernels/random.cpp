@@ -2,6 +2,7 @@
 // Bernoulli and Multinomial. Inference only: their outputs are typed and
 // shaped but never computed, so nondeterministic nodes are never folded. See
 // op_registry.h for the infer()/compute() contract.
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,10 @@ namespace {
 DataType dtypeAttr(const OpContext& ctx, const char* name, DataType dflt) {
   if (!ctx.hasAttr(name)) return dflt;
   const int64_t v = ctx.attrInt(name, 0);
-  if (!isKnownDataType(static_cast<int32_t>(v))) ctx.fail(std::string("invalid ") + name);
+  // Range first: a value past int32 would truncate to a valid type.
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max() ||
+      !isKnownDataType(static_cast<int32_t>(v)))
+    ctx.fail(std::string("invalid ") + name);
   return static_cast<DataType>(v);
 }
 
@@ -40,6 +44,7 @@ void inferMultinomial(InferContext& ctx) {
   const DataType t = dtypeAttr(ctx, "dtype", DataType::kInt32);
   if (t != DataType::kInt32 && t != DataType::kInt64) ctx.fail("dtype must be int32 or int64");
   const int64_t samples = ctx.attrInt("sample_size", 1);
+  if (samples < 0) ctx.fail("sample_size must be non-negative");  // would be a negative dim
   Shape s;
   const Shape* x = ctx.inputShape(0);
   if (x != nullptr && x->rank() != 2) ctx.fail("input must be [batch_size, class_size]");
