@@ -15,19 +15,10 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
-import { artifacts, launchChromium, prerequisites, shared, webDir } from './harness.mjs';
+import { artifacts, launchChromium, prerequisites, webDir } from './harness.mjs';
+import { havePythonOnnx, makeLlm, python } from '../node/env.mjs';
 import { candidateBudgets } from '../../web/src/budget.js';
 
-const makeLlm = join(shared, 'tools', 'make_llm.py');
-const python = '/usr/bin/python3';
-const havePythonOnnx = () => {
-  try {
-    execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
 const { playwright, skipReason } = await prerequisites('budget explorer',
   { also: [makeLlm, ['python3-onnx and python3-numpy', havePythonOnnx()]] });
 

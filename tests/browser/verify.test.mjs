@@ -19,26 +19,18 @@ import { gzipSync } from 'node:zlib';
 import { serveStatic } from '../../web/serve.mjs';
 import { makeInputs as pageInputs } from '../../web/src/verify-core.js';
 import { artifacts, launchChromium, prerequisites, repoRoot, shared, webDir } from './harness.mjs';
+import { havePythonOnnx, python } from '../node/env.mjs';
 
 const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
 // minibert: int64 inputs (ids, attention mask) and two outputs.
 const sharedModels = ['squeezenet1_1.op13.initin.onnx', 'mobilenet_v2.op13.nofold.onnx',
   'minibert.op14.nofold.onnx'].map((m) => join(shared, 'models', m));
-const python = '/usr/bin/python3';
 
 const FIRST_LOAD_LIMIT = 1024 * 1024; // gzipped bytes
 const VERIFY_FILES = ['verify-worker.js', 'ort-wasm-simd-threaded.wasm'];
 
 const { playwright, skipReason } = await prerequisites('verify', { files: ['conv1d_m5.onnx', ...VERIFY_FILES] });
 
-function havePythonOnnx() {
-  try {
-    execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // A copy of `from` whose last node's last float initializer input (e.g. a Gemm's bias) has one
 // value moved by 1.0: that output moves by 1.0, far past any tolerance.

@@ -2,7 +2,7 @@
 // build), and the rule for what is missing: skip with a reason locally, fail in CI, where the
 // earlier build steps must have produced it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,23 @@ export const haveCli = existsSync(cli);
 export const cliMissing = `the native CLI is not built at ${cli} (cmake --preset native && cmake --build --preset native)`;
 export const dist = join(repoRoot, 'dist', 'onnxfold.wasm');
 export const run = promisify(execFile);
+
+// Debian's python3 with python3-onnx and python3-numpy (scripts/bootstrap), which runs the shared
+// tools/make_llm.py.
+export const python = '/usr/bin/python3';
+export const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
+let pythonOnnx;
+export function havePythonOnnx() {
+  if (pythonOnnx === undefined) {
+    try {
+      execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
+      pythonOnnx = true;
+    } catch {
+      pythonOnnx = false;
+    }
+  }
+  return pythonOnnx;
+}
 
 // The one way a node test handles what is missing, inside the test: true when `ok`; otherwise
 // skips (locally) or fails (CI) with `reason`.

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import ort from 'onnxruntime-node';
 
-import { cli, cliMissing, dist, haveCli, modelsDir, need, repoRoot, run, sharedDir } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { compareTensors, makeInputs } from './oracle.mjs';
 
 const TOLERANCE = 1e-2;
@@ -28,8 +28,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-float16-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
-const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
-const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const rows = [];
 
 // A model and its external-data files, in bytes.

@@ -11,13 +11,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import ort from 'onnxruntime-node';
 
-import { cli, cliMissing, haveCli, modelsDir, need, run, sharedDir } from './env.mjs';
+import { cli, cliMissing, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
 import { assertEquivalent } from './oracle.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-vs-ort-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
-const python = '/usr/bin/python3';
 const GROWTH = 0.05;
 
 async function info(path) {
@@ -53,14 +51,7 @@ for (const name of models) {
   });
 }
 
-function haveMakeLlm() {
-  try {
-    execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
-    return existsSync(makeLlm);
-  } catch {
-    return false;
-  }
-}
+const haveMakeLlm = () => existsSync(makeLlm) && havePythonOnnx();
 
 const decoders = {
   // max-pos 512: cos and sin tables of 32 KiB each, far over the 1 KiB a fold may add alone.

@@ -13,22 +13,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, openAsBlob } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cli, dist, haveCli, need, repoRoot, sharedDir, run } from './env.mjs';
+import { cli, dist, haveCli, havePythonOnnx, makeLlm, need, python, repoRoot, run } from './env.mjs';
 import { assertEquivalent } from './oracle.mjs';
 
-const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
-const python = '/usr/bin/python3';
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-large-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
-
-function havePythonOnnx() {
-  try {
-    execFileSync(python, ['-c', 'import onnx, numpy'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function ready(t) {
   return need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm)`) &&

@@ -437,8 +437,8 @@ std::unique_ptr<Model> rangeOfCastDim(int64_t narrow, bool from_input) {
   Value* x = b.input("x", DataType::kFloat, {-1, 3});
   Value* n = b.input("n", DataType::kInt64, {});
   Value* dim = from_input ? n
-                          : b.op("Gather", {b.op("Shape", {x}),
-                                            b.initializer(int64Tensor({}, {0}, "zero"))});
+                          : b.op("Gather",
+                                 {b.op("Shape", {x}), b.initializer(int64Tensor({}, {0}, "zero"))});
   Value* c32 = b.op("Cast", {dim}, attrs(Attribute::makeInt("to", narrow)));
   Value* c64 = b.op("Cast", {c32}, attrs(Attribute::makeInt("to", 7)));
   b.output(named(b.op("Range", {b.initializer(int64Tensor({}, {0}, "start")), c64,
