@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -773,11 +774,41 @@ std::unique_ptr<Model> Model::clone() const {
   return m;
 }
 
-int64_t Model::opsetVersion(std::string_view d) const {
-  for (const OpsetId& o : opset_import) {
+const Attribute* boundAttribute(const Attribute& ref, const Node& call, const Function& fn) {
+  if (const Attribute* a = call.attr(ref.ref_attr_name)) return a;
+  for (const Attribute& d : fn.attribute_defaults) {
+    if (d.name == ref.ref_attr_name) return &d;
+  }
+  return nullptr;
+}
+
+int64_t importedVersion(const std::vector<OpsetId>& imports, std::string_view d) {
+  for (const OpsetId& o : imports) {
     if (o.domain == d || (isDefaultDomain(o.domain) && isDefaultDomain(d))) return o.version;
   }
   return -1;
+}
+
+int64_t Model::opsetVersion(std::string_view d) const {
+  return importedVersion(opset_import, d);
+}
+
+// Scans the functions: callers that ask often (the pattern driver) ask once per graph.
+const Function* Model::functionOf(const Graph& g) const {
+  const Graph* root = &g;
+  while (root->parent() != nullptr)
+    root = root->parent();
+  if (root == graph.get()) return nullptr;
+  for (const Function& f : functions) {
+    if (f.body.get() == root) return &f;
+  }
+  return nullptr;
+}
+
+int64_t Model::opsetVersionIn(const Graph& g, std::string_view d) const {
+  const Function* f = functionOf(g);
+  const int64_t v = f != nullptr ? importedVersion(f->opset_import, d) : -1;
+  return v >= 0 ? v : opsetVersion(d);
 }
 
 }  // namespace onnxfold

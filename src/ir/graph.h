@@ -442,10 +442,22 @@ class Model {
 
   // The imported version of `domain` ("" and "ai.onnx" are the same), or -1.
   int64_t opsetVersion(std::string_view domain) const;
+  // The local function whose body holds `g` (directly or as a subgraph), or null.
+  const Function* functionOf(const Graph& g) const;
+  // The version of `domain` in force for nodes of `g`: a local function's body has its own
+  // imports (the model's apply to a domain the function does not import).
+  int64_t opsetVersionIn(const Graph& g, std::string_view domain) const;
 };
 
 inline bool isDefaultDomain(std::string_view d) {
   return d.empty() || d == "ai.onnx";
 }
+
+// What a call of `fn` binds to the attribute reference `ref` in its body (ref.ref_attr_name):
+// the call's attribute of that name, else fn's default; null when neither gives it.
+const Attribute* boundAttribute(const Attribute& ref, const Node& call, const Function& fn);
+
+// The version of `domain` in a list of imports ("" and "ai.onnx" are the same), or -1.
+int64_t importedVersion(const std::vector<OpsetId>& imports, std::string_view domain);
 
 }  // namespace onnxfold

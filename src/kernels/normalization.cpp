@@ -14,6 +14,7 @@
 #include "kernels/common.h"
 #include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
+#include "kernels/op_modes.h"
 
 namespace onnxfold {
 namespace kernels {
@@ -63,10 +64,8 @@ ChannelParam channelParam(const OpContext& ctx, const Tensor& t, int64_t channel
 // ================================================================= BatchNormalization
 
 bool batchNormTraining(const OpContext& ctx, size_t num_outputs) {
-  if (ctx.opset() >= 14) return ctx.attrInt("training_mode", 0) != 0;
-  // Before 14 the extra outputs (mean, var, saved_mean, saved_var) mean training.
-  if (ctx.opset() < 7 && ctx.attrInt("is_test", 0) != 0) return false;
-  return num_outputs > 1;
+  return kernels::batchNormTraining(ctx.opset(), ctx.attrInt("is_test", 0),
+                                    ctx.attrInt("training_mode", 0), num_outputs);
 }
 
 void inferBatchNorm(InferContext& ctx) {

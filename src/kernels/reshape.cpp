@@ -73,7 +73,8 @@ void inferReshape(InferContext& ctx) {
     }
     return;
   }
-  const bool allowzero = ctx.attrInt("allowzero", 0) != 0;
+  // allowzero exists from Reshape-14; before, a 0 always copies the input's dim.
+  const bool allowzero = ctx.opset() >= 14 && ctx.attrInt("allowzero", 0) != 0;
   const bool exact = ctx.opset() < 5 || ctx.inputValue(1) != nullptr;  // -1 entries are literal
   const Shape* in = ctx.inputShape(0);
   Shape out;

@@ -63,11 +63,8 @@ int64_t Propagation::opsetFor(const Graph& graph, const std::string& domain) con
     while (g->parent() != nullptr)
       g = g->parent();
     if (g == function_body_) {
-      for (const OpsetId& o : *function_imports_) {
-        if (o.domain == domain || (isDefaultDomain(o.domain) && isDefaultDomain(domain))) {
-          return o.version;
-        }
-      }
+      const int64_t v = importedVersion(*function_imports_, domain);
+      if (v >= 0) return v;
     }
   }
   return model_.opsetVersion(domain);

@@ -8,6 +8,16 @@ namespace onnxfold {
 
 // ----------------------------------------------------------------- Rewriter
 
+int64_t Rewriter::opset(std::string_view domain) const {
+  const int64_t v = function_ != nullptr ? importedVersion(function_->opset_import, domain) : -1;
+  return v >= 0 ? v : model_.opsetVersion(domain);
+}
+
+bool Rewriter::notifyMatchFailure(const Node& n, std::string why) const {
+  if (ctx_ != nullptr) ctx_->explain(n, std::move(why));
+  return false;
+}
+
 Node* Rewriter::create(const std::string& op_type, const std::vector<Value*>& inputs,
                        size_t num_outputs, Node* before) {
   Node* n = graph_.createNode(op_type, inputs, num_outputs);
@@ -127,7 +137,7 @@ class ChainPattern : public RewritePattern {
       chain[k - 1] = prev;
     }
     for (const auto& holds : spec_.constraints) {
-      if (!holds(rw.model(), chain)) return false;
+      if (!holds(rw, chain)) return false;
     }
     spec_.build(chain, rw);
     return true;
@@ -212,6 +222,7 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph, const PatternList
   }
 
   DriverResult result;
+  const Function* function = model.functionOf(graph);  // once per graph: its opsets
   std::deque<Node*> worklist;
   std::unordered_set<Node*> queued;
   // Nodes erased while queued: their entries are skipped when they come up (scanning the
@@ -230,7 +241,7 @@ DriverResult applyPatternsGreedily(Model& model, Graph& graph, const PatternList
     worklist.pop_front();
     if (erased.erase(n) != 0) continue;
     queued.erase(n);
-    Rewriter rw(model, graph);
+    Rewriter rw(model, graph, /*notify=*/true, function, &ctx);
     if (isDead(n)) {
       rw.erase(n);
       ctx.count("dead nodes erased");

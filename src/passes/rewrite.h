@@ -27,13 +27,23 @@ namespace onnxfold {
 class Rewriter {
  public:
   // notify: record what to revisit, for a driver; a pass that walks the graph once itself
-  // passes false and pays nothing for it.
-  Rewriter(Model& model, Graph& graph, bool notify = true)
-      : model_(model), graph_(graph), notify_(notify) {}
+  // passes false and pays nothing for it. `function`: the local function whose body holds
+  // `graph` (Model::functionOf; its imports set the opsets). `ctx`: where undecided() explains.
+  Rewriter(Model& model, Graph& graph, bool notify = true, const Function* function = nullptr,
+           PassContext* ctx = nullptr)
+      : model_(model), graph_(graph), notify_(notify), function_(function), ctx_(ctx) {}
 
   Model& model() { return model_; }
+  const Model& model() const { return model_; }
   Graph& graph() { return graph_; }
-  int64_t opset(const std::string& domain = "") const { return model_.opsetVersion(domain); }
+  // The version of `domain` in force for the graph being rewritten: what a pattern's
+  // exactness conditions depend on (a local function may import another opset).
+  int64_t opset(std::string_view domain = "") const;
+  // A match failure worth telling the user (MLIR's notifyMatchFailure): a rewrite that looks
+  // possible but is not exact here, or whose exactness cannot be decided (a mode given by a
+  // runtime input). The report's not_folded (--explain) lists it. Returns false, for
+  // `return rw.notifyMatchFailure(...)` in a constraint.
+  bool notifyMatchFailure(const Node& n, std::string why) const;
 
   // The mutation verbs: each tells the driver what to revisit.
   // A new node inserted before `before` (whose position keeps the order valid).
@@ -74,6 +84,8 @@ class Rewriter {
   Model& model_;
   Graph& graph_;
   bool notify_ = true;
+  const Function* function_ = nullptr;
+  PassContext* ctx_ = nullptr;
   std::vector<Node*> touched_;
   std::unordered_set<Node*> erased_;
 };
@@ -111,8 +123,9 @@ struct ChainSpec {
   std::vector<std::string> ops;  // producer first, root last
   int benefit = 1;
   bool any_input = false;  // the link may enter the next node at any input
-  // Each says whether the chain may be rewritten (named for what it checks).
-  std::vector<std::function<bool(const Model&, const Chain&)>> constraints;
+  // Each says whether the chain may be rewritten (named for what it checks). Opset-dependent
+  // rules read rw.opset(); a rule that cannot be decided calls rw.undecided().
+  std::vector<std::function<bool(const Rewriter&, const Chain&)>> constraints;
   std::function<void(const Chain&, Rewriter&)> build;
 };
 

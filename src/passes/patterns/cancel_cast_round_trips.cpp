@@ -21,7 +21,7 @@ namespace {
 using namespace patterns;
 
 // Whether `v` holds only tensor dims or small non-negative constants (depth-limited walk).
-bool holdsDims(const Model& model, const Value* v, int depth = 8) {
+bool holdsDims(const Rewriter& rw, const Value* v, int depth = 8) {
   if (v == nullptr || depth == 0 || dtypeOf(v) != DataType::kInt64) return false;
   if (const Tensor* t = constantOf(v)) {
     for (int64_t i = 0; i < t->numElements(); ++i) {
@@ -35,25 +35,25 @@ bool holdsDims(const Model& model, const Value* v, int depth = 8) {
   if (p->op_type == "Shape") return true;
   if (p->op_type == "Gather" || p->op_type == "Slice" || p->op_type == "Squeeze" ||
       p->op_type == "Unsqueeze" || p->op_type == "Identity") {
-    return holdsDims(model, p->input(0), depth - 1);
+    return holdsDims(rw, p->input(0), depth - 1);
   }
   if (p->op_type == "Concat") {
     for (const Value* in : p->inputs()) {
-      if (!holdsDims(model, in, depth - 1)) return false;
+      if (!holdsDims(rw, in, depth - 1)) return false;
     }
     return true;
   }
   return false;
 }
 
-bool roundTripOfDims(const Model& model, const Chain& c) {
+bool roundTripOfDims(const Rewriter& rw, const Chain& c) {
   const int64_t narrow = c[0]->attrInt("to", -1);
   if (narrow != static_cast<int64_t>(DataType::kInt32) &&
       narrow != static_cast<int64_t>(DataType::kUint32)) {
     return false;  // not a cast to a 32-bit integer
   }
   if (c[1]->attrInt("to", -1) != static_cast<int64_t>(DataType::kInt64)) return false;
-  return holdsDims(model, c[0]->input(0));
+  return holdsDims(rw, c[0]->input(0));
 }
 
 void cancel(const Chain& c, Rewriter& rw) {

@@ -23,8 +23,8 @@ namespace {
 
 using namespace patterns;
 
-std::optional<std::vector<int64_t>> axesOf(const Model& model, const Node* n) {
-  return intsOperand(model, n, "axes", 1, 13);
+std::optional<std::vector<int64_t>> axesOf(const Rewriter& rw, const Node* n) {
+  return intsOperand(rw, n, "axes", 1, 13);
 }
 
 // Sorted axes normalized against `rank` (< 0: unknown, then negatives fail).
@@ -41,10 +41,10 @@ std::optional<std::vector<int64_t>> normalized(std::vector<int64_t> axes, int64_
   return axes;
 }
 
-bool sameAxes(const Model& model, const Chain& c) {
+bool sameAxes(const Rewriter& rw, const Chain& c) {
   if (c[0]->input(0) == nullptr) return false;  // no input
-  const auto a1 = axesOf(model, c[0]);
-  const auto a2 = axesOf(model, c[1]);
+  const auto a1 = axesOf(rw, c[0]);
+  const auto a2 = axesOf(rw, c[1]);
   if (!a1 || !a2 || a1->empty() || a1->size() != a2->size())
     return false;  // axes are unknown or differ
   // The rank the axes of both nodes refer to: the larger of x and t.

@@ -56,8 +56,8 @@ void addPattern(PatternList& out, const Identity& id) {
   spec.benefit = 3;
   // Not with legacy broadcasting (opset < 7); an identity constant that keeps x's shape and
   // dtype.
-  spec.constraints = {[id](const Model& model, const Chain& c) {
-    return model.opsetVersion("") >= 7 && passThrough(id, c[0]) >= 0;
+  spec.constraints = {[id](const Rewriter& rw, const Chain& c) {
+    return rw.opset() >= 7 && passThrough(id, c[0]) >= 0;
   }};
   spec.build = [id](const Chain& c, Rewriter& rw) {
     bypass(c[0], c[0]->input(static_cast<size_t>(passThrough(id, c[0]))), rw);

@@ -31,11 +31,11 @@ namespace {
 
 using namespace patterns;
 
-bool hasInput(const Model&, const Chain& c) {
+bool hasInput(const Rewriter&, const Chain& c) {
   return c[0]->input(0) != nullptr && c[0]->output(0) != nullptr;
 }
 
-bool castToSameType(const Model&, const Chain& c) {
+bool castToSameType(const Rewriter&, const Chain& c) {
   const Node* n = c[0];
   const DataType in = dtypeOf(n->input(0));
   if (in == DataType::kUndefined) return false;                        // input dtype is unknown
@@ -43,19 +43,19 @@ bool castToSameType(const Model&, const Chain& c) {
   return true;
 }
 
-bool expandKeepsShape(const Model& model, const Chain& c) {
+bool expandKeepsShape(const Rewriter& rw, const Chain& c) {
   const Node* n = c[0];
-  if (model.opsetVersion("") < 8 || n->numInputs() < 2) return false;  // no shape input
+  if (rw.opset() < 8 || n->numInputs() < 2) return false;  // no shape input
   const std::optional<std::vector<int64_t>> s = constantInts(n->input(1));
   if (!s) return false;                                     // shape is not constant
   if (!broadcastKeepsShape(*s, n->input(0))) return false;  // Expand enlarges its input (or may)
   return true;
 }
 
-bool zeroPads(const Model& model, const Chain& c) {
+bool zeroPads(const Rewriter& rw, const Chain& c) {
   const Node* n = c[0];
-  std::optional<std::vector<int64_t>> pads = intsOperand(model, n, "pads", 1, 11);
-  if (!pads && model.opsetVersion("") < 2) pads = n->attrInts("paddings");
+  std::optional<std::vector<int64_t>> pads = intsOperand(rw, n, "pads", 1, 11);
+  if (!pads && rw.opset() < 2) pads = n->attrInts("paddings");
   if (!pads || pads->empty()) return false;  // pads are not constant
   for (int64_t p : *pads) {
     if (p != 0) return false;  // pads are not all zero
@@ -63,12 +63,12 @@ bool zeroPads(const Model& model, const Chain& c) {
   return true;
 }
 
-bool selectsAll(const Model& model, const Chain& c) {
+bool selectsAll(const Rewriter& rw, const Chain& c) {
   const Node* n = c[0];
   const Shape* x = shapeOf(n->input(0));
   if (x == nullptr) return false;  // input rank is unknown
   std::optional<std::vector<int64_t>> starts, ends, axes, steps;
-  if (model.opsetVersion("") < 10) {
+  if (rw.opset() < 10) {
     if (n->attr("starts") == nullptr || n->attr("ends") == nullptr) return false;  // no starts/ends
     starts = n->attrInts("starts");
     ends = n->attrInts("ends");
@@ -114,22 +114,24 @@ bool selectsAll(const Model& model, const Chain& c) {
   return true;
 }
 
-bool identityCanGo(const Model&, const Chain& c) {
+bool identityCanGo(const Rewriter&, const Chain& c) {
   const Node* n = c[0];
   if (n->numInputs() != 1 || n->numOutputs() != 1) return false;  // not a plain Identity
   // Not when the Identity carries a graph output's name x cannot take.
   return !n->output(0)->isGraphOutput() || n->graph()->canTakeOutputName(n->input(0));
 }
 
-bool inferenceDropout(const Model& model, const Chain& c) {
+bool inferenceDropout(const Rewriter& rw, const Chain& c) {
   const Node* n = c[0];
-  const int64_t opset = model.opsetVersion("");
+  const int64_t opset = rw.opset();
+  if (opset < 1) return rw.notifyMatchFailure(*n, "no default-domain opset: mode unknown");
   if (opset < 7 && n->attrInt("is_test", 0) == 0) return false;  // Dropout is in training mode
   if (opset >= 12 && n->input(2) != nullptr) {
     const Tensor* t = constantOf(n->input(2));
-    if (t == nullptr || t->dtype() != DataType::kBool || t->numElements() != 1 ||
-        t->at<uint8_t>(0) != 0)
-      return false;  // Dropout is in training mode (or may be)
+    if (t == nullptr)
+      return rw.notifyMatchFailure(*n, "training_mode is not a constant: Dropout may be random");
+    if (t->dtype() != DataType::kBool || t->numElements() != 1 || t->at<uint8_t>(0) != 0)
+      return false;  // Dropout is in training mode
   }
   for (size_t i = 1; i < n->numOutputs(); ++i) {
     const Value* v = n->output(i);
@@ -138,11 +140,11 @@ bool inferenceDropout(const Model& model, const Chain& c) {
   return true;
 }
 
-bool singleConcatInput(const Model&, const Chain& c) {
+bool singleConcatInput(const Rewriter&, const Chain& c) {
   return c[0]->numInputs() == 1;
 }
 
-bool singleSplitOutput(const Model&, const Chain& c) {
+bool singleSplitOutput(const Rewriter&, const Chain& c) {
   return c[0]->numOutputs() == 1;
 }
 
@@ -151,7 +153,7 @@ void remove(const Chain& c, Rewriter& rw) {
 }
 
 void add(PatternList& out, const char* op, const char* name,
-         std::function<bool(const Model&, const Chain&)> check) {
+         std::function<bool(const Rewriter&, const Chain&)> check) {
   ChainSpec spec;
   spec.name = name;
   spec.ops = {op};

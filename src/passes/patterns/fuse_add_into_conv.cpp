@@ -27,10 +27,10 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-bool perChannelConstant(const Model& model, const Chain& c) {
+bool perChannelConstant(const Rewriter& rw, const Chain& c) {
   const Node* conv = c[0];
   const Node* add = c[1];
-  if (model.opsetVersion("") < 7) return false;  // Add uses legacy broadcasting (opset < 7)
+  if (rw.opset() < 7) return false;  // Add uses legacy broadcasting (opset < 7)
   if (add->numInputs() != 2 || add->input(0) == add->input(1)) return false;  // not a binary Add
   const std::optional<std::vector<int64_t>> w = knownDims(conv->input(1));
   if (!w) return false;  // Conv weight shape is unknown

@@ -4,14 +4,16 @@
 // Before:  %c = Conv(%x, %W, %B); %y = BatchNormalization(%c, %scale, %bias, %mean, %var)
 // After:   %y = Conv(%x, %W', %B')
 //
-// Conditions: BN in inference mode (training_mode = 0, no mean/var outputs in
-// use); W, B, scale, bias, mean and var are constants; float32 or float64; the
-// Conv output feeds only the BN. Algebra, per output channel m:
+// Conditions: BN in inference mode at its version (kernels/op_modes.h: is_test
+// before opset 7, one output at 7-13, training_mode from 14) and per channel
+// (spatial = 1 before 9); W, B, scale, bias, mean and var are constants;
+// float32 or float64; the Conv output feeds only the BN. Algebra, per output channel m:
 //   s[m] = scale[m] / sqrt(var[m] + epsilon)
 //   W'[m, ...] = W[m, ...] * s[m]          (ConvTranspose: W[:, m mod M/g, ...] of group m / (M/g))
 //   B'[m] = (B[m] - mean[m]) * s[m] + bias[m]      (B = 0 when absent)
 #include <cmath>
 
+#include "kernels/op_modes.h"
 #include "passes/patterns/patterns.h"
 
 namespace onnxfold {
@@ -49,14 +51,25 @@ namespace {
 using patterns::constantOf;
 using patterns::floatAt;
 
-bool inferenceModeBn(const Model&, const Chain& c) {
+bool inferenceModeBn(const Rewriter& rw, const Chain& c) {
   const Node* bn = c[1];
-  if (bn->attrInt("training_mode", 0) != 0) return false;  // BatchNormalization is in training mode
-  if (bn->attrInt("spatial", 1) != 1) return false;        // BatchNormalization is not spatial
+  const int64_t opset = rw.opset();
+  if (opset < 1) return rw.notifyMatchFailure(*bn, "no default-domain opset: mode unknown");
+  if (kernels::batchNormTraining(opset, bn->attrInt("is_test", 0), bn->attrInt("training_mode", 0),
+                                 bn->numOutputs())) {
+    // Worth telling: a training-mode export looks like an inference one but for this.
+    return rw.notifyMatchFailure(
+        *bn, "BatchNormalization is in training mode at opset " + std::to_string(opset) +
+                 (opset >= 14  ? " (training_mode = 1)"
+                  : opset >= 7 ? " (" + std::to_string(bn->numOutputs()) + " outputs)"
+                               : " (is_test = 0)") +
+                 ": it normalizes with batch statistics, so it is not fused into the Conv");
+  }
+  if (opset < 9 && bn->attrInt("spatial", 1) != 1) return false;  // not per channel (spatial = 0)
   for (size_t i = 1; i < bn->numOutputs(); ++i) {
     const Value* v = bn->output(i);
     if (v != nullptr && (v->hasUses() || v->isGraphOutput()))
-      return false;  // BatchNormalization statistics are used
+      return false;  // statistics are used (an invalid inference-mode node)
   }
   for (size_t i = 1; i <= 4; ++i) {
     if (constantOf(bn->input(i)) == nullptr)
@@ -65,7 +78,7 @@ bool inferenceModeBn(const Model&, const Chain& c) {
   return true;
 }
 
-bool constantConvWeights(const Model&, const Chain& c) {
+bool constantConvWeights(const Rewriter&, const Chain& c) {
   const Node* conv = c[0];
   const Tensor* w = constantOf(conv->input(1));
   if (w == nullptr || w->rank() < 3) return false;  // Conv weight is not a constant of rank >= 3

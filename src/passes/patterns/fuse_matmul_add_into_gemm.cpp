@@ -23,10 +23,10 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-bool gemmOperands(const Model& model, const Chain& c) {
+bool gemmOperands(const Rewriter& rw, const Chain& c) {
   const Node* matmul = c[0];
   const Node* add = c[1];
-  if (model.opsetVersion("") < 7) return false;  // Add uses legacy broadcasting (opset < 7)
+  if (rw.opset() < 7) return false;  // Add uses legacy broadcasting (opset < 7)
   if (add->numInputs() != 2 || add->input(0) == add->input(1)) return false;  // not a binary Add
   const Shape* a = shapeOf(matmul->input(0));
   if (a == nullptr || a->rank() != 2) return false;  // MatMul input A is not known to be 2-D

@@ -29,10 +29,10 @@ Value* otherOperand(const Chain& c) {
   return c[1]->input(0) == c[0]->output(0) ? c[1]->input(1) : c[1]->input(0);
 }
 
-bool perChannelScale(const Model& model, const Chain& c) {
+bool perChannelScale(const Rewriter& rw, const Chain& c) {
   const Node* conv = c[0];
   const Node* mul = c[1];
-  if (model.opsetVersion("") < 7) return false;  // Mul uses legacy broadcasting (opset < 7)
+  if (rw.opset() < 7) return false;  // Mul uses legacy broadcasting (opset < 7)
   if (mul->numInputs() != 2 || mul->input(0) == mul->input(1)) return false;  // not a binary Mul
   const Tensor* w = constantOf(conv->input(1));
   if (w == nullptr) return false;                // Conv weight is not constant

@@ -25,13 +25,13 @@ namespace {
 
 using namespace patterns;
 
-bool noCopiedDims(const Model& model, const Chain& c) {
+bool noCopiedDims(const Rewriter& rw, const Chain& c) {
   const Node* second = c[1];
-  if (model.opsetVersion("") < 5 || second->numInputs() < 2) return false;  // shape is an attribute
-  if (c[0]->input(0) == nullptr) return false;                              // Reshape has no input
+  if (rw.opset() < 5 || second->numInputs() < 2) return false;  // shape is an attribute
+  if (c[0]->input(0) == nullptr) return false;                  // Reshape has no input
   const std::optional<std::vector<int64_t>> s2 = constantInts(second->input(1));
   if (!s2) return false;  // second Reshape shape is not constant
-  if (second->attrInt("allowzero", 0) == 0) {
+  if (rw.opset() < 14 || second->attrInt("allowzero", 0) == 0) {  // allowzero from Reshape-14
     for (int64_t d : *s2) {
       if (d == 0) return false;  // second Reshape copies a dim of the first's output
     }
@@ -46,14 +46,14 @@ void fuse(const Chain& c, Rewriter& rw) {
   rw.erase(first);
 }
 
-bool sameShape(const Model& model, const Chain& c) {
+bool sameShape(const Rewriter& rw, const Chain& c) {
   const Node* r = c[0];
-  if (model.opsetVersion("") < 5 || r->numInputs() < 2) return false;  // shape is an attribute
+  if (rw.opset() < 5 || r->numInputs() < 2) return false;  // shape is an attribute
   const Shape* x = shapeOf(r->input(0));
   if (x == nullptr) return false;  // input rank is unknown
   const std::optional<std::vector<int64_t>> s = constantInts(r->input(1));
   if (!s || s->size() != x->rank()) return false;  // shape is not a constant of the input's rank
-  const bool allowzero = r->attrInt("allowzero", 0) != 0;
+  const bool allowzero = rw.opset() >= 14 && r->attrInt("allowzero", 0) != 0;
   bool all_known = true;
   int64_t count = 1;
   for (const Dim& d : x->dims) {

@@ -55,7 +55,7 @@ std::optional<std::vector<int64_t>> composed(const Chain& c) {
   return p;
 }
 
-bool composable(const Model&, const Chain& c) {
+bool composable(const Rewriter&, const Chain& c) {
   if (c[0]->input(0) == nullptr) return false;  // Transpose has no input
   return composed(c).has_value();               // false: perms unknown or invalid
 }

@@ -41,9 +41,9 @@ std::optional<std::vector<int64_t>> constantInts(const Value* v) {
   return out;
 }
 
-std::optional<std::vector<int64_t>> intsOperand(const Model& model, const Node* n, const char* attr,
+std::optional<std::vector<int64_t>> intsOperand(const Rewriter& rw, const Node* n, const char* attr,
                                                 size_t input, int64_t input_since) {
-  if (model.opsetVersion("") < input_since) {
+  if (rw.opset() < input_since) {
     const Attribute* a = n->attr(attr);
     if (a == nullptr || a->type != AttrType::kInts) return std::nullopt;
     return a->ints;

@@ -49,7 +49,7 @@ std::optional<std::vector<int64_t>> knownDims(const Value* v);
 std::optional<std::vector<int64_t>> constantInts(const Value* v);
 // An int list given as attribute `attr` below opset `input_since`, else as the
 // constant input `input`; nullopt when absent or not constant.
-std::optional<std::vector<int64_t>> intsOperand(const Model& model, const Node* n, const char* attr,
+std::optional<std::vector<int64_t>> intsOperand(const Rewriter& rw, const Node* n, const char* attr,
                                                 size_t input, int64_t input_since);
 // True when broadcasting a tensor of dims `c` with `x` gives x's shape (rank and
 // every dim), known from x's type: each right-aligned dim of c is 1 or equal

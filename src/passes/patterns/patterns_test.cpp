@@ -244,6 +244,97 @@ TEST(FuseBatchNorm, TrainingModeNeverMatches) {
   EXPECT_EQ(countOps(*m->graph, "BatchNormalization"), 1u);
 }
 
+// The mode of a BatchNormalization at each version (kernels/op_modes.h): the fusion must
+// happen exactly when the node normalizes with input_mean and input_var.
+TEST(FuseBatchNorm, FusesExactlyInInferenceModeAtEveryVersion) {
+  struct Case {
+    int64_t opset;
+    size_t outputs;
+    const char* attr;  // an int attribute set on the node, or null
+    int64_t value;
+    bool fused;
+    const char* why;
+  };
+  const std::vector<Case> cases = {
+      {6, 1, "is_test", 1, true, "BN-6, is_test = 1"},
+      {6, 1, nullptr, 0, false, "BN-6, is_test defaults to 0: training"},
+      {7, 1, nullptr, 0, true, "BN-7, one output"},
+      {7, 5, nullptr, 0, false, "BN-7, five outputs: training"},
+      {7, 1, "spatial", 0, false, "BN-7, spatial = 0"},
+      {9, 1, nullptr, 0, true, "BN-9, one output"},
+      {9, 5, nullptr, 0, false, "BN-9, five outputs (unread): training"},
+      {13, 5, nullptr, 0, false, "BN-9 at opset 13, five outputs (unread): training"},
+      {13, 1, nullptr, 0, true, "BN-9 at opset 13, one output"},
+      {14, 1, nullptr, 0, true, "BN-14, training_mode defaults to 0"},
+      {15, 1, "training_mode", 0, true, "BN-15, training_mode = 0"},
+      {15, 3, "training_mode", 1, false, "BN-15, training_mode = 1"},
+  };
+  for (const Case& cs : cases) {
+    SCOPED_TRACE(cs.why);
+    ModelBuilder b(cs.opset);
+    Value* x = b.input("x", DataType::kFloat, {2, 2, 3, 3});
+    Value* w = b.initializer("w", {2, 2, 2, 2}, ramp(16));
+    Value* scale = b.initializer("scale", {2}, {1, 2});
+    Value* bias = b.initializer("bias", {2}, {0, 1});
+    Value* mean = b.initializer("mean", {2}, {0.5f, 0});
+    Value* var = b.initializer("var", {2}, {1, 4});
+    std::vector<Attribute> attributes;
+    if (cs.attr != nullptr) attributes.push_back(Attribute::makeInt(cs.attr, cs.value));
+    Node* bn = b.node("BatchNormalization", {b.op("Conv", {x, w}), scale, bias, mean, var},
+                      cs.outputs, std::move(attributes));
+    b.output(named(bn->output(0), "y"));  // the statistics are never read
+    std::unique_ptr<Model> m = b.build();
+    // Outputs compared before and after (training mode computes batch statistics).
+    auto counters = runAndCompare(*m, {{"x", floatTensor({2, 2, 3, 3}, ramp(36, 0.37f))}});
+    EXPECT_EQ(countOps(*m->graph, "BatchNormalization"), cs.fused ? 0u : 1u);
+    EXPECT_EQ(counters["pattern fuse-bn-into-conv"], cs.fused ? 1 : 0);
+  }
+}
+
+// A local function's own opset import decides: the model imports opset 15 (where five outputs
+// would be invalid and training_mode absent means inference), the function opset 9, where
+// five outputs mean training. The report says why the node stayed.
+TEST(FuseBatchNorm, ReadsTheOpsetOfTheLocalFunctionItIsIn) {
+  ModelBuilder b(15);
+  Value* x = b.input("x", DataType::kFloat, {1, 2, 3, 3});
+  Node* call = b.node("ConvBn", {x}, 1, {}, "call");
+  call->domain = "my.fns";
+  b.output(call->output(0));
+  b.importDomain("my.fns", 1);
+  std::unique_ptr<Model> m = b.build();
+  Function f;
+  f.name = "ConvBn";
+  f.domain = "my.fns";
+  f.body = std::make_unique<Graph>();
+  Graph& g = *f.body;
+  Value* in = g.addInput("X", Type());
+  auto constant = [&](const std::string& name, std::vector<int64_t> dims,
+                      const std::vector<float>& v) {
+    Tensor t = floatTensor(std::move(dims), v, name);
+    Node* c = g.addNode("Constant", {});
+    c->attributes.push_back(Attribute::makeTensor("value", std::move(t)));
+    return c->output(0);
+  };
+  Value* conv = g.addNode("Conv", {in, constant("w", {2, 2, 1, 1}, {1, 2, 3, 4})})->output(0);
+  Node* bn = g.addNode("BatchNormalization",
+                       {conv, constant("s", {2}, {1, 2}), constant("b", {2}, {0, 1}),
+                        constant("m", {2}, {0.5f, 0}), constant("v", {2}, {1, 4})},
+                       5);
+  g.addOutput(bn->output(0));
+  f.opset_import.push_back({"", 9, {}});
+  m->functions.push_back(std::move(f));
+  PassOptions options;
+  PassContext ctx(options);
+  createPass("fold-constants")->run(*m, ctx);
+  createPass("freezing-patterns")->run(*m, ctx);
+  EXPECT_EQ(countOps(*m->functions[0].body, "BatchNormalization"), 1u);
+  bool explained = false;
+  for (const Explanation& e : ctx.takeExplanations())
+    explained |= e.op_type == "BatchNormalization" &&
+                 e.reason.find("training mode at opset 9 (5 outputs)") != std::string::npos;
+  EXPECT_TRUE(explained);
+}
+
 // ------------------------------------------------------------------ MatMul + Add
 
 TEST(FuseMatMulAdd, BecomesGemmAndKeepsTheAddOutputName) {

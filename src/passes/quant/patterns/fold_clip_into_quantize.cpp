@@ -31,11 +31,11 @@ struct Bounds {
   float lo, hi;
 };
 
-std::optional<Bounds> boundsOf(const Model& model, const Node* n) {
+std::optional<Bounds> boundsOf(const Rewriter& rw, const Node* n) {
   const float inf = std::numeric_limits<float>::infinity();
   if (n->isOp("Relu")) return Bounds{0.0F, inf};
   Bounds b{-inf, inf};
-  if (model.opsetVersion("") < 11) {
+  if (rw.opset() < 11) {
     b.lo = n->attrFloat("min", -inf);
     b.hi = n->attrFloat("max", inf);
     return b;
@@ -62,7 +62,6 @@ class FoldClipIntoQuantize : public RewritePattern {
         op_(op) {}
 
   bool matchAndRewrite(Node& q, Rewriter& rw) const override {
-    const Model& model = rw.model();
     Node* c = q.input(0) != nullptr ? q.input(0)->producer() : nullptr;
     if (c == nullptr || !c->isOp(op_) || !hasSingleUse(q.input(0)) || c->graph() != q.graph()) {
       return false;  // does not feed the QuantizeLinear alone
@@ -75,7 +74,7 @@ class FoldClipIntoQuantize : public RewritePattern {
     if (dtypeOf(c->input(0)) != DataType::kFloat) {
       return false;  // input is not float32
     }
-    auto b = boundsOf(model, c);
+    auto b = boundsOf(rw, c);
     if (!b) {
       return false;  // bounds are not constant scalars
     }
@@ -85,7 +84,7 @@ class FoldClipIntoQuantize : public RewritePattern {
     const int64_t hi_q = quantizeOne(b->hi, p->scale[0], p->zero_point[0], p->qtype);
     const DataType qtype = p->qtype;
     const bool saturates = lo_q <= qmin && hi_q >= qmax;
-    if (!saturates && model.opsetVersion("") < 12) {
+    if (!saturates && rw.opset() < 12) {
       return false;  // an integer Clip needs opset 12
     }
 
