@@ -18,6 +18,7 @@
 #include <limits>
 #include <string>
 
+#include "ir/error.h"
 #include "kernels/common.h"
 #include "kernels/op_helpers.h"
 
@@ -319,19 +320,36 @@ std::string formatNumber(const Scalar& s, DataType src) {
   return buf;
 }
 
-Scalar parseString(const std::string& str) {
-  Scalar s;
+// A string as ONNX Runtime reads it for the target type (std::stod, std::stoll, std::stoull:
+// leading blanks skipped, the longest number prefix, integers in base 10, then converted as a
+// number of that kind), so a fold gives what the runtime computes; what it refuses (no number,
+// out of range) fails here too, and is not folded.
+Scalar parseStringAs(const std::string& str, DataType to) {
+  const std::string shown = str.size() > 32 ? str.substr(0, 32) + "..." : str;
   const char* b = str.c_str();
   char* end = nullptr;
   errno = 0;
-  const long long v = std::strtoll(b, &end, 10);
-  if (end != b && *end == '\0' && errno == 0) {
+  Scalar s;
+  if (isFloatingPoint(to)) {
+    s.kind = Scalar::kF;
+    s.f = std::strtod(b, &end);
+  } else if (isSignedInteger(to) && to != DataType::kInt4 && to != DataType::kInt2) {
     s.kind = Scalar::kI;
-    s.i = v;
-    return s;
+    s.i = std::strtoll(b, &end, 10);
+  } else if (isUnsignedInteger(to) && to != DataType::kUint4 && to != DataType::kUint2) {
+    s.kind = Scalar::kU;
+    s.u = std::strtoull(b, &end, 10);
+  } else {
+    throw UnsupportedError("Cast from string to " + std::string(dataTypeName(to)) +
+                           " is not folded");
   }
-  s.kind = Scalar::kF;
-  s.f = std::strtod(b, &end);  // also reads INF, +INF, -inf, NaN in any case
+  if (end == b) throw Error("Cast: '" + shown + "' is not a number");
+  if (errno == ERANGE) {
+    throw Error("Cast: '" + shown + "' is out of the range of " +
+                (s.kind == Scalar::kF   ? "double"
+                 : s.kind == Scalar::kI ? "int64"
+                                        : "uint64"));
+  }
   return s;
 }
 
@@ -346,7 +364,7 @@ Scalar readElement(const Tensor& t, size_t i) {
   }
   switch (dt) {
     case DataType::kString:
-      return parseString(t.strings()[i]);
+      return parseStringAs(t.strings()[i], DataType::kDouble);
     case DataType::kInt4:
     case DataType::kInt2: {
       const int bits = bitsPerElement(dt);
@@ -447,8 +465,11 @@ void castTensor(const Tensor& in, Tensor& out, const CastOptions& o) {
   });
   if (done) return;
   uint8_t* bytes = to == DataType::kString ? nullptr : out.mutableBytes();
-  for (size_t i = 0; i < n; ++i)
-    writeElement(out, bytes, i, readElement(in, i), o, from);
+  for (size_t i = 0; i < n; ++i) {
+    const Scalar s =
+        from == DataType::kString ? parseStringAs(in.strings()[i], to) : readElement(in, i);
+    writeElement(out, bytes, i, s, o, from);
+  }
 }
 
 }  // namespace kernels

@@ -143,6 +143,37 @@ TEST(Cast, StringsParseSpecialValuesAndFormatShortest) {
   EXPECT_EQ(i.at<int64_t>(0), int64_t{9007199254740993});
 }
 
+// Strings are read as ONNX Runtime reads them for the target (std::stod / stoll / stoull);
+// each expectation is what onnxruntime-node computes, and what it refuses fails here too, so
+// that a refusal never becomes a constant.
+TEST(Cast, StringsReadAsOnnxRuntimeReadsThem) {
+  auto cast = [&](const std::string& v, int64_t to) {
+    Tensor s(DataType::kString, {1});
+    s.mutableStrings() = {v};
+    return run("Cast", {s}, test::attrs(Attribute::makeInt("to", to)))[0];
+  };
+  constexpr int64_t kF32 = 1, kU8 = 2, kI32 = 6, kI64 = 7, kF64 = 11;
+  EXPECT_EQ(cast("1e400", kI64).at<int64_t>(0), 1);   // the integer prefix
+  EXPECT_EQ(cast("0x10", kF32).at<float>(0), 16.0f);  // strtod reads hex
+  EXPECT_EQ(cast("0x10", kI64).at<int64_t>(0), 0);    // base 10
+  EXPECT_EQ(cast(" 12", kI32).at<int32_t>(0), 12);    // leading blanks
+  EXPECT_EQ(cast("3.5", kI64).at<int64_t>(0), 3);
+  EXPECT_EQ(cast("300", kU8).at<uint8_t>(0), 44);  // wraps like a static_cast
+  EXPECT_EQ(cast("-1e-50", kU8).at<uint8_t>(0), 255);
+  EXPECT_EQ(cast("-1e-50", kF64).at<double>(0), -1e-50);
+  EXPECT_EQ(cast("99999999999999999999", kF64).at<double>(0), 1e20);
+  for (const auto& [text, to] :
+       std::vector<std::pair<std::string, int64_t>>{{"xxxx", kF32},
+                                                    {"", kF64},
+                                                    {"1e400", kF32},
+                                                    {"99999999999999999999", kI64},
+                                                    {"inf", kI64},
+                                                    {"NaN", kU8},
+                                                    {"xxxx", kI32}}) {
+    EXPECT_THROW(cast(text, to), Error) << "'" << text << "' to " << to;
+  }
+}
+
 TEST(Cast, RejectsTypesNewerThanTheOpset) {
   const Tensor x = test::floatTensor({1}, {1.0f});
   EXPECT_THROW(run("Cast", {x}, test::attrs(Attribute::makeInt("to", 17)), 17), Error);

@@ -103,14 +103,24 @@ void inferScan(InferContext& ctx) {
   const auto n_in = static_cast<int64_t>(ctx.numInputs());
   if (m <= 0 || m > n_in) ctx.fail("num_scan_inputs does not fit the inputs");
   const int64_t n_state = n_in - m;
-  // The sequence length: the scanned axis of the first scan input.
+  // The sequence length: the scanned axis of every scan input (known lengths must agree).
   Dim len;
   const std::vector<int64_t> in_axes = ctx.attrInts("scan_input_axes");
-  if (const Shape* s = ctx.inputShape(static_cast<size_t>(n_state))) {
-    const int64_t axis = in_axes.empty() ? 0 : in_axes[0];
+  for (int64_t j = 0; j < m; ++j) {
+    const Shape* s = ctx.inputShape(static_cast<size_t>(n_state + j));
+    if (s == nullptr) continue;
+    const int64_t axis = static_cast<size_t>(j) < in_axes.size() ? in_axes[j] : 0;
     const int64_t rank = static_cast<int64_t>(s->rank());
-    if (axis >= -rank && axis < rank)
-      len = s->dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    if (axis < -rank || axis >= rank) {
+      ctx.fail("scan_input_axes[" + std::to_string(j) + "] is out of range for rank " +
+               std::to_string(rank));
+    }
+    const Dim& d = s->dims[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    if (len.isKnown() && d.isKnown() && d.value != len.value) {
+      ctx.fail("scan inputs differ in length (" + std::to_string(len.value) + " and " +
+               std::to_string(d.value) + ")");
+    }
+    if (j == 0 || (!len.isKnown() && d.isKnown())) len = d;
   }
   const std::vector<int64_t> out_axes = ctx.attrInts("scan_output_axes");
   for (size_t i = 0; i < ctx.numOutputs() && i < body->outputs().size(); ++i) {

@@ -223,6 +223,19 @@ CumulativeAxis cumulativeAxis(const ComputeContext& ctx) {
   return c;
 }
 
+// The type and shape of X; a known axis must lie within X's known rank (ONNX Runtime
+// refuses the node otherwise).
+void inferCumulative(InferContext& ctx) {
+  const Shape* x = ctx.inputShape(0);
+  const Tensor* axis = ctx.inputValue(1);
+  if (x != nullptr && axis != nullptr) {
+    const std::vector<int64_t> av = toInt64Vector(ctx, *axis);
+    if (av.size() != 1) ctx.fail("axis must hold one value");
+    normalizeAxis(ctx, av[0], static_cast<int64_t>(x->rank()));
+  }
+  inferSameAsInput0(ctx);
+}
+
 // Runs the sums (products) along the axis in Acc: load(off) reads element off of X as Acc,
 // store(off, acc) writes it to Y.
 template <bool kProduct, class Acc, class Load, class Store>
@@ -320,8 +333,8 @@ void registerIndexingOps(OpRegistry& r) {
   for (int v : {9, 13})
     r.add({"", "NonZero", v, inferNonZero, computeNonZero});
   for (int v : {11, 14})
-    r.add({"", "CumSum", v, inferSameAsInput0, computeCumulativeDispatch<false>});
-  r.add({"", "CumProd", 26, inferSameAsInput0, computeCumulativeDispatch<true>});
+    r.add({"", "CumSum", v, inferCumulative, computeCumulativeDispatch<false>});
+  r.add({"", "CumProd", 26, inferCumulative, computeCumulativeDispatch<true>});
   r.add({"", "ReverseSequence", 10, inferSameAsInput0, computeReverseSequence});
 }
 

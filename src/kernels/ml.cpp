@@ -111,6 +111,11 @@ LabelEncoderSpec labelEncoderSpec(const OpContext& ctx, DataType input_type) {
   if (s.keys.numElements() != s.values.numElements()) {
     ctx.fail("keys and values must have the same number of elements");
   }
+  // The keys are of the input's type (ONNX Runtime refuses the node otherwise).
+  if (input_type != DataType::kUndefined && s.keys.dtype() != input_type) {
+    ctx.fail("keys are " + std::string(dataTypeName(s.keys.dtype())) + " but the input is " +
+             std::string(dataTypeName(input_type)));
+  }
   const DataType vt = s.values.dtype();
   if (const Tensor* t = attrTensor(ctx, "default_tensor")) {
     if (t->dtype() != vt || t->numElements() != 1) {

@@ -188,34 +188,59 @@ void inferPad(InferContext& ctx) {
   ctx.setOutput(0, dt, out);
 }
 
-// Output coordinate -> input coordinate on one axis for a pad mode (-1: constant).
-std::vector<int64_t> padMap(const OpContext& ctx, const std::string& mode, int64_t in_dim,
-                            int64_t out_dim, int64_t begin) {
+// Output coordinate -> input coordinate on one axis for a pad mode (-1: constant). Negative
+// pads crop first, then the kept range [lo, hi) is padded (as ONNX Runtime and the ONNX
+// reference do): wrap and reflect repeat the kept range, not the whole axis.
+std::vector<int64_t> padMap(const std::string& mode, int64_t in_dim, int64_t out_dim, int64_t begin,
+                            int64_t end) {
+  const int64_t lo = std::max<int64_t>(0, -begin);
+  const int64_t hi = in_dim - std::max<int64_t>(0, -end);
+  const int64_t extent = hi - lo;
   std::vector<int64_t> m(static_cast<size_t>(out_dim));
   for (int64_t o = 0; o < out_dim; ++o) {
     int64_t c = o - begin;
-    if (c < 0 || c >= in_dim) {
+    if (c < lo || c >= hi) {
       if (mode == "constant") {
         c = -1;
-      } else if (in_dim == 0) {
-        ctx.fail("cannot " + mode + "-pad an empty axis");
       } else if (mode == "edge") {
-        c = std::min(std::max<int64_t>(c, 0), in_dim - 1);
+        c = std::min(std::max(c, lo), hi - 1);
       } else if (mode == "wrap") {
-        c = ((c % in_dim) + in_dim) % in_dim;
-      } else {  // reflect: mirror without repeating the edge
-        if (in_dim == 1) {
-          c = 0;
-        } else {
-          const int64_t period = 2 * (in_dim - 1);
-          c = ((c % period) + period) % period;
-          if (c >= in_dim) c = period - c;
-        }
+        c = lo + (((c - lo) % extent) + extent) % extent;
+      } else {  // reflect: mirror without repeating the edge (pads < extent: checked)
+        c = c < lo ? 2 * lo - c : 2 * (hi - 1) - c;
       }
     }
     m[static_cast<size_t>(o)] = c;
   }
   return m;
+}
+
+// ONNX Runtime refuses these at run time, so a fold must not turn them into a constant:
+// an edge/reflect/wrap axis cropped to nothing, a reflect pad as long as the kept range, and
+// wrap of an empty input.
+void checkPadModeExtents(const ComputeContext& ctx, const std::string& mode, const Tensor& in,
+                         const Tensor& out, const std::vector<int64_t>& begin,
+                         const std::vector<int64_t>& end) {
+  if (mode == "constant") return;
+  if (in.numElements() == 0) {
+    // Nothing to repeat: fine while the output is empty too.
+    if (mode == "wrap" || out.numElements() != 0) ctx.fail(mode + "-padding an empty input");
+    return;
+  }
+  for (size_t k = 0; k < in.rank(); ++k) {
+    const int64_t extent =
+        in.dims()[k] + std::min<int64_t>(begin[k], 0) + std::min<int64_t>(end[k], 0);
+    if (extent <= 0) {
+      ctx.fail(mode + "-padding axis " + std::to_string(k) + " after its negative pads crop all " +
+               std::to_string(in.dims()[k]) + " elements");
+    }
+    if (mode == "reflect" && (begin[k] > 0 || end[k] > 0) &&
+        (begin[k] >= extent || end[k] >= extent)) {
+      ctx.fail("reflect pads of axis " + std::to_string(k) + " (" + std::to_string(begin[k]) +
+               ", " + std::to_string(end[k]) + ") must be below its length after cropping (" +
+               std::to_string(extent) + ")");
+    }
+  }
 }
 
 void padCopy(const ComputeContext& ctx, const Tensor& in, Tensor& out, const std::string& mode,
@@ -224,8 +249,9 @@ void padCopy(const ComputeContext& ctx, const Tensor& in, Tensor& out, const std
   std::vector<AxisMap> axes(out.rank());
   for (size_t k = 0; k < axes.size(); ++k) {
     axes[k].stride = strides[k];
-    if (begin[k] != 0 || in.dims()[k] != out.dims()[k])
-      axes[k].map = padMap(ctx, mode, in.dims()[k], out.dims()[k], begin[k]);
+    const int64_t end = out.dims()[k] - in.dims()[k] - begin[k];
+    if (begin[k] != 0 || end != 0)
+      axes[k].map = padMap(mode, in.dims()[k], out.dims()[k], begin[k], end);
   }
   mappedCopy(ctx, in, out, axes, fill);
 }
@@ -252,7 +278,9 @@ void computePad(ComputeContext& ctx) {
     fill = Tensor(in.dtype(), {});
     if (in.dtype() == DataType::kString) fill.mutableStrings().assign(1, std::string());
   }
-  padCopy(ctx, in, out, padMode(ctx), begin, &fill);
+  const std::string mode = padMode(ctx);
+  checkPadModeExtents(ctx, mode, in, out, begin, end);
+  padCopy(ctx, in, out, mode, begin, &fill);
 }
 
 // ------------------------------------------------------------ CenterCropPad

@@ -104,5 +104,32 @@ TEST(Quantize, DynamicQuantizeLinearOfAnInfiniteInputIsDefined) {
   EXPECT_EQ(out[2].at<uint8_t>(0), 0);
 }
 
+// Scales and zero points are indexed modulo their count: an empty one is an error, not a
+// division by zero (SIGFPE) or a read past the end.
+TEST(Quantize, QLinearOpsRefuseEmptyScalesAndZeroPoints) {
+  auto u8 = [](std::vector<int64_t> dims, const std::vector<double>& v) {
+    return test::tensorOf(DataType::kUint8, std::move(dims), v);
+  };
+  const Tensor a = u8({2, 2}, {1, 2, 3, 4});
+  const Tensor one = test::floatTensor({}, {1});
+  const Tensor zero = u8({}, {0});
+  const Tensor empty = test::floatTensor({0}, {});
+  EXPECT_EQ(run("QLinearMatMul", {a, one, zero, a, one, zero, one, zero})[0].numElements(), 4);
+  for (size_t i : {1, 4, 6}) {
+    std::vector<Tensor> ins{a, one, zero, a, one, zero, one, zero};
+    ins[i] = empty;
+    EXPECT_THROW(run("QLinearMatMul", ins), Error) << "input " << i;
+  }
+  std::vector<Tensor> ins{a, one, zero, a, one, zero, one, u8({0}, {})};
+  EXPECT_THROW(run("QLinearMatMul", ins), Error);
+  // QLinearConv: an empty w_scale, and a bias shorter than the output channels.
+  const Tensor x = u8({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor w = u8({2, 1, 1, 1}, {1, 2});
+  EXPECT_THROW(run("QLinearConv", {x, one, zero, w, empty, zero, one, zero}), Error);
+  EXPECT_THROW(run("QLinearConv", {x, one, zero, w, one, zero, one, zero,
+                                   test::tensorOf(DataType::kInt32, {1}, {5})}),
+               Error);
+}
+
 }  // namespace
 }  // namespace onnxfold

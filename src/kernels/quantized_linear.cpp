@@ -98,6 +98,12 @@ std::vector<int32_t> integerMatmul(const ComputeContext& ctx, const Tensor& A, c
   return y;
 }
 
+// Scales and zero points index their elements modulo their count: an empty one (hostile but
+// parseable) would divide by zero or read nothing.
+void requireElements(const ComputeContext& ctx, const Tensor* t, const char* name) {
+  if (t != nullptr && t->numElements() == 0) ctx.fail(std::string(name) + " has no elements");
+}
+
 bool isInt8Like(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8;
 }
@@ -133,6 +139,12 @@ void computeQLinearMatMul(ComputeContext& ctx) {
   const Tensor& bs = ctx.input(4);
   const Tensor& ys = ctx.input(6);
   const Tensor& yzp = ctx.input(7);
+  requireElements(ctx, &as, "a_scale");
+  requireElements(ctx, &ctx.input(2), "a_zero_point");
+  requireElements(ctx, &bs, "b_scale");
+  requireElements(ctx, &ctx.input(5), "b_zero_point");
+  requireElements(ctx, &ys, "y_scale");
+  requireElements(ctx, &yzp, "y_zero_point");
   const auto acc = integerMatmul(ctx, ctx.input(0), &ctx.input(2), ctx.input(3), &ctx.input(5), p);
   Tensor& Y = ctx.output(0);
   const double y_scale = elemAsDouble(ys, 0);
@@ -201,6 +213,7 @@ void computeConvInteger(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
   const Geom g = convGeom(ctx, X.dims(), W.dims());
+  requireElements(ctx, ctx.hasInput(2) ? &ctx.input(2) : nullptr, "x_zero_point");
   const auto y = integerConv(ctx, X, ctx.hasInput(2) ? &ctx.input(2) : nullptr, W,
                              ctx.hasInput(3) ? &ctx.input(3) : nullptr, nullptr, g);
   std::memcpy(mutableDataAs<int32_t>(ctx.output(0)), y.data(), y.size() * sizeof(int32_t));
@@ -214,6 +227,13 @@ void computeQLinearConv(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(3);
   const Geom g = convGeom(ctx, X.dims(), W.dims());
+  const char* const names[] = {"",        "x_scale",      "x_zero_point", "",
+                               "w_scale", "w_zero_point", "y_scale",      "y_zero_point"};
+  for (size_t i : {1, 2, 4, 5, 6, 7})
+    requireElements(ctx, &ctx.input(i), names[i]);
+  if (ctx.hasInput(8) &&
+      (ctx.input(8).dtype() != DataType::kInt32 || ctx.input(8).numElements() != W.dims()[0]))
+    ctx.fail("B must be int32 with one value per output channel");
   const auto acc = integerConv(ctx, X, &ctx.input(2), W, &ctx.input(5),
                                ctx.hasInput(8) ? &ctx.input(8) : nullptr, g);
   const double xs = elemAsDouble(ctx.input(1), 0);

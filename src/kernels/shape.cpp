@@ -255,21 +255,17 @@ void inferRange(InferContext& ctx) {
     if (s != nullptr && s->rank() > 1) ctx.fail("start, limit and delta must be scalars");
   }
   if (ctx.allInputValuesKnown()) {
-    const double start = scalarAsDouble(ctx, *ctx.inputValue(0));
-    const double limit = scalarAsDouble(ctx, *ctx.inputValue(1));
-    const double delta = scalarAsDouble(ctx, *ctx.inputValue(2));
-    if (delta == 0) ctx.fail("delta must not be zero");
-    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
-      ctx.fail("start, limit and delta must be finite");  // ONNX Runtime fails at run time
+    for (size_t i = 0; i < 3; ++i) {
+      if (ctx.inputValue(i)->numElements() != 1) ctx.fail("start, limit and delta must be scalars");
     }
     int64_t n = 0;
     if (dt == DataType::kInt64 || dt == DataType::kInt32 || dt == DataType::kInt16) {
-      // Integer count without rounding through double; the span may not fit int64.
-      auto asInt = [&ctx](double v) {
-        if (!(v > -9.2e18 && v < 9.2e18)) ctx.fail("start, limit and delta must fit int64");
-        return static_cast<int64_t>(v);
-      };
-      const int64_t s = asInt(start), l = asInt(limit), d = asInt(delta);
+      // Integer count read exactly (INT64_MAX does not survive a double); the span may not
+      // fit int64.
+      const int64_t s = toInt64Vector(ctx, *ctx.inputValue(0))[0];
+      const int64_t l = toInt64Vector(ctx, *ctx.inputValue(1))[0];
+      const int64_t d = toInt64Vector(ctx, *ctx.inputValue(2))[0];
+      if (d == 0) ctx.fail("delta must not be zero");
       int64_t span = 0;
       if (!checkedAdd(l, -s, &span)) ctx.fail("limit - start overflows int64");
       // INT64_MIN / -1 is undefined behaviour; that count (2^63) does not fit int64 either.
@@ -278,6 +274,13 @@ void inferRange(InferContext& ctx) {
       n = d > 0 ? (span > 0 ? span / d + (span % d != 0) : 0)
                 : (span < 0 ? span / d + (span % d != 0) : 0);
     } else {
+      const double start = scalarAsDouble(ctx, *ctx.inputValue(0));
+      const double limit = scalarAsDouble(ctx, *ctx.inputValue(1));
+      const double delta = scalarAsDouble(ctx, *ctx.inputValue(2));
+      if (delta == 0) ctx.fail("delta must not be zero");
+      if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta)) {
+        ctx.fail("start, limit and delta must be finite");  // ONNX Runtime fails at run time
+      }
       const double q = std::ceil((limit - start) / delta);
       if (!(q < 9.2e18)) ctx.fail("Range would have " + std::to_string(q) + " elements");
       n = q > 0 ? static_cast<int64_t>(q) : 0;  // q may be far below INT64_MIN

@@ -88,6 +88,11 @@ TEST(ShapeOps, RangeCounts) {
   EXPECT_THROW(run("Range", {scalar(0), scalar(1), scalar(0)}), Error);
   // Hostile bounds: refused (ONNX Runtime fails at run time), never a wrapped count.
   EXPECT_THROW(run("Range", {scalar(INT64_MIN + 1), scalar(INT64_MAX - 1), scalar(1)}), Error);
+  // Bounds read exactly (INT64_MAX does not survive a double): one element, valid.
+  EXPECT_EQ(ints(run("Range", {scalar(0), scalar(INT64_MAX), scalar(INT64_MAX)})[0]),
+            (std::vector<int64_t>{0}));
+  EXPECT_EQ(ints(run("Range", {scalar(INT64_MAX - 2), scalar(INT64_MAX), scalar(1)})[0]),
+            (std::vector<int64_t>{INT64_MAX - 2, INT64_MAX - 1}));
   auto f = [](float v) {
     Tensor t = test::floatTensor({1}, {v});
     t.reshape({});
