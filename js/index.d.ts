@@ -317,6 +317,8 @@ export interface SplitReport {
   skipped_over_budget: number;
   prep_bytes: number;
   main_bytes: number;
+  /** Why nothing was split, when nothing was ("" otherwise): prep is then empty and main is the model. */
+  nothing_to_split: string;
 }
 
 export interface PassList {

@@ -232,6 +232,8 @@ struct SplitReport {
   uint64_t value_bytes = 0;                 // bytes of those values
   size_t skipped_over_budget = 0;           // constant nodes left in main by the size budgets
   uint64_t prep_bytes = 0, main_bytes = 0;  // written model sizes
+  // Why nothing was split, when nothing was: prep is empty and main is the model.
+  std::string nothing_to_split;
   std::string toJson(int indent = 2) const;
 };
 

@@ -37,6 +37,7 @@ std::string SplitReport::toJson(int indent) const {
   j["skipped_over_budget"] = skipped_over_budget;
   j["prep_bytes"] = prep_bytes;
   j["main_bytes"] = main_bytes;
+  j["nothing_to_split"] = nothing_to_split;
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -59,6 +60,7 @@ SplitReport splitConstants(const ModelInput& bytes, Sink& prep_out, Sink& main_o
   report.values = std::move(split.values);
   report.value_bytes = split.value_bytes;
   report.skipped_over_budget = split.skipped_over_budget;
+  report.nothing_to_split = split.nothing_to_split;
   report.prep_nodes = split.prep->graph->numNodes();
   report.main_nodes = split.main->graph->numNodes();
   CountingSink ps(prep_out), ms(main_out);

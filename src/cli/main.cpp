@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   // info
   auto* info = app.add_subcommand("info",
                                   "Summarize a model: IR and opsets, inputs and outputs, "
-                                  "nodes per op type, initializers");
+                                  "nodes per op type, initializers; exit 1 if it is invalid");
   std::string info_path;
   bool info_json = false;
   info->add_option("model", info_path, "The .onnx file")->required();
@@ -210,10 +210,13 @@ int main(int argc, char** argv) {
     if (info->parsed()) {
       if (info_graph) {
         std::cout << onnxfold::modelTextFile(info_path);
-        return 0;
+      } else {
+        const onnxfold::ModelSummary s = onnxfold::inspectFile(info_path);
+        std::cout << (info_json ? s.toJson() + "\n" : s.toText());
       }
-      const onnxfold::ModelSummary s = onnxfold::inspectFile(info_path);
-      std::cout << (info_json ? s.toJson() + "\n" : s.toText());
+      std::cout.flush();
+      // What parses may still be invalid: say so, and exit non-zero like `check`.
+      onnxfold::validateFile(info_path);
       return 0;
     }
     if (tree->parsed()) {
@@ -231,6 +234,10 @@ int main(int argc, char** argv) {
           onnxfold::splitConstantsFile(split_in, split_prep, split_main, split_options);
       if (split_json) {
         std::cout << r.toJson() << "\n";
+      } else if (!r.nothing_to_split.empty()) {
+        std::printf("nothing to split: %s\n%s: empty\n%s: the model (%zu nodes)\n",
+                    r.nothing_to_split.c_str(), split_prep.c_str(), split_main.c_str(),
+                    r.main_nodes);
       } else {
         std::printf("%s: %zu nodes, %zu weights in, %zu values out (%s)\n%s: %zu nodes (was %zu)\n",
                     split_prep.c_str(), r.prep_nodes, r.prep_inputs, r.values.size(),

@@ -131,7 +131,8 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
       hint = " (" + std::to_string(c.skipped_over_budget) +
              " constant nodes are over the size budget; raise it to split them)";
     }
-    throw Error("nothing to split: no node of the model computes from weights alone" + hint);
+    // A result, not an error: the model is already as split as it gets.
+    split.nothing_to_split = "no node of the model computes from weights alone" + hint;
   }
 
   // prep: the constant nodes the boundary needs, weights as inputs and initializers.

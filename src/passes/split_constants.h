@@ -27,9 +27,12 @@ struct ConstantSplit {
   std::vector<std::string> values;  // prep outputs = main inputs with initializers
   uint64_t value_bytes = 0;         // bytes of those values
   size_t skipped_over_budget = 0;   // constant nodes left in main by the size budgets
+  // Set when no node computes from weights alone (why, and what would help): prep is then
+  // empty and main is the model.
+  std::string nothing_to_split;
 };
 
-// Throws Error when no node computes from weights alone. `model` is not changed.
+// `model` is not changed.
 // `producer_version` names the onnxfold that made prep.
 ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
                                  const std::string& producer_version);

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,7 @@ class Validator {
     path_.pop_back();
     for (const Function& f : model_.functions) {
       path_.push_back({"function", nullptr, nullptr, &f});
+      checkImports(f.opset_import, "opset_import");
       prop_.setFunctionScope(f.body.get(), &f.opset_import);
       walk(*f.body, &f);
       prop_.setFunctionScope(nullptr, nullptr);
@@ -191,8 +193,32 @@ class Validator {
       checkName(*v, "sparse initializer");
       checkSparse(*v->sparseInitializer(), "sparse initializer " + quoted(v->name()));
     }
+    // Names are assigned once across a graph and its subgraphs (the checker and ONNX Runtime
+    // refuse a subgraph that defines an outer name again; CSE would merge the wrong values).
+    std::vector<std::string_view> defined;
+    std::unordered_set<const Value*> own;
+    auto define = [&](const Value* v) {
+      if (v == nullptr || v->name().empty() || !own.insert(v).second) return;
+      if (!scope_names_.insert(v->name()).second) {
+        fail(quoted(v->name()) +
+             " is defined twice (a name is assigned once across a graph and its subgraphs)");
+      }
+      defined.push_back(v->name());
+    };
+    for (const Value* v : g.inputs())
+      define(v);
+    for (const Value* v : g.initializers())
+      define(v);
+    for (const Value* v : g.sparseInitializers())
+      define(v);
+    for (const Node* n : g.nodes()) {
+      for (const Value* v : n->outputs())
+        define(v);
+    }
     for (Node* n : g.nodes())
       node(*n, in_function);
+    for (std::string_view d : defined)
+      scope_names_.erase(d);
   }
 
   void checkName(const Value& v, const char* what) {
@@ -257,6 +283,7 @@ class Validator {
       }
       checkSchema(n, *s, in_function != nullptr);
     }
+    if (const Function* f = function(n)) checkCall(n, *f);
     checkSubgraphs(n, opset);
     n.forEachSubgraph([&](Graph& sg) {
       path_.push_back({"graph", &sg, nullptr});
@@ -266,6 +293,46 @@ class Validator {
     });
     if (options_.infer) infer(n, in_function != nullptr);
     path_.pop_back();
+  }
+
+  // A call of a local function passes what its body takes: each declared input, no more
+  // outputs than it declares, and attributes of the types the body's references expect.
+  void checkCall(const Node& n, const Function& f) {
+    const size_t ins = f.body->inputs().size(), outs = f.body->outputs().size();
+    if (n.numInputs() != ins) {
+      fail("calls function " + quoted(f.name) + " with " + std::to_string(n.numInputs()) +
+           " inputs; it declares " + std::to_string(ins));
+    }
+    if (n.numOutputs() > outs) {
+      fail("calls function " + quoted(f.name) + " for " + std::to_string(n.numOutputs()) +
+           " outputs; it declares " + std::to_string(outs));
+    }
+    const std::map<std::string, AttrType>& expected = referencedTypes(f);
+    for (const Attribute& a : n.attributes) {
+      auto it = expected.find(a.name);
+      if (it == expected.end() || a.type == AttrType::kUndefined || a.type == it->second) continue;
+      fail("attribute " + quoted(a.name) + " is " + std::string(attrTypeName(a.type)) +
+           "; function " + quoted(f.name) + " uses it as " + std::string(attrTypeName(it->second)));
+    }
+  }
+
+  // The type each attribute reference in f's body declares (subgraphs included).
+  const std::map<std::string, AttrType>& referencedTypes(const Function& f) {
+    auto [it, fresh] = referenced_types_.try_emplace(&f);
+    if (!fresh) return it->second;
+    std::vector<const Graph*> graphs{f.body.get()};
+    while (!graphs.empty()) {
+      const Graph* g = graphs.back();
+      graphs.pop_back();
+      for (const Node* b : g->nodes()) {
+        for (const Attribute& a : b->attributes) {
+          if (!a.ref_attr_name.empty() && a.type != AttrType::kUndefined)
+            it->second.emplace(a.ref_attr_name, a.type);
+        }
+        b->forEachSubgraph([&](Graph& sg) { graphs.push_back(&sg); });
+      }
+    }
+    return it->second;
   }
 
   void checkReference(const Attribute& a, const Function* f) {
@@ -440,6 +507,8 @@ class Validator {
   }
 
   const Model& model_;
+  std::unordered_set<std::string_view> scope_names_;  // defined by the graphs being walked
+  std::map<const Function*, std::map<std::string, AttrType>> referenced_types_;
   ValidateOptions options_;
   Propagation prop_;
   std::map<std::pair<std::string, std::string>, const Function*> functions_;

@@ -284,8 +284,10 @@ function split() {
     const box = $('#split-result');
     box.hidden = false;
     box.replaceChildren(
-      el('p', { text: `${report.original_nodes} nodes → prep ${report.prep_nodes} + main ${report.main_nodes}; ` +
-        `${report.values?.length ?? 0} values passed from prep to main (${humanBytes(report.value_bytes)}).` }),
+      el('p', { text: report.nothing_to_split
+        ? `Nothing to split: ${report.nothing_to_split}. prep is empty; main is the model.`
+        : `${report.original_nodes} nodes → prep ${report.prep_nodes} + main ${report.main_nodes}; ` +
+          `${report.values?.length ?? 0} values passed from prep to main (${humanBytes(report.value_bytes)}).` }),
       el('p', { class: 'actions' },
         downloadLink('download-prep', `${base}.prep.onnx`, prep, false),
         downloadLink('download-main', `${base}.main.onnx`, main, false)));
