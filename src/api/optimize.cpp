@@ -1,6 +1,7 @@
 // The facade: read -> pass pipeline -> write, with progress and a report.
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "api/input.h"
 #include "api/onnxfold.h"
@@ -88,6 +89,11 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   if (!options.quant.empty()) pipeline = quantPipeline(options.quant);
   PassManager pm(pmo);
   pm.addByName(options.passes.empty() ? pipeline : options.passes);
+  {
+    PassOptions extra;  // --extra settings fail here too, not as a skipped pass
+    extra.extra = options.extra;
+    checkExtraOptions(extra);
+  }
 
   progress("read", "", 0);
   Buffer::resetPeakMemory();
@@ -144,6 +150,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   report.optimize_ms = msSince(t0);
   report.iterations = pr.iterations;
   report.converged = pr.converged;
+  std::map<std::string, std::vector<Explanation>> last_explanations;
   for (const PassRecord& r : pr.passes) {
     PassRun run;
     run.pass = r.pass;
@@ -163,12 +170,21 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
       report.warnings.push_back("pass '" + r.pass + "' failed and was undone: " + r.error);
     }
     report.passes.push_back(std::move(run));
-    if (!r.explanations.empty() || r.pass == "fold-constants") {
-      report.not_folded.clear();
-      for (const Explanation& e : r.explanations)
-        report.not_folded.push_back(
-            {e.node, e.op_type, e.reason, e.would_add_bytes, e.would_remove_nodes});
+    // Each pass's last run says why nodes stayed (an earlier run's reasons may be gone).
+    auto& why = last_explanations[r.pass];
+    why.clear();
+    for (const Explanation& e : r.explanations) {
+      if (why.empty() || why.back().node != e.node || why.back().reason != e.reason)
+        why.push_back(e);  // a pattern's driver may visit a node twice in one run
     }
+  }
+  for (const PassRun& run : report.passes) {
+    auto it = last_explanations.find(run.pass);
+    if (it == last_explanations.end()) continue;
+    for (const Explanation& e : it->second)
+      report.not_folded.push_back(
+          {e.node, e.op_type, e.reason, e.would_add_bytes, e.would_remove_nodes});
+    last_explanations.erase(it);  // once per pass, in pipeline order
   }
   if (!pr.converged) {
     report.warnings.push_back("the pipeline still changed the model after " +

@@ -465,6 +465,15 @@ class Writer {
     return r;
   }
 
+  Rope constantNode(const std::string& output, const Attribute& value) {
+    Rope r;
+    Enc e(r);
+    e.bytes(2, output);
+    e.bytes(4, "Constant");
+    e.message(5, attribute(value));
+    return r;
+  }
+
   Rope function(const Function& f) {
     Rope r;
     Enc e(r);
@@ -476,6 +485,23 @@ class Writer {
       e.bytes(5, v->name());
     for (const std::string& a : f.attribute_names)
       e.bytes(6, a);
+    // FunctionProto has no initializers: a body's constants (folds in a body make them) are
+    // written as Constant nodes ahead of the nodes that read them.
+    for (const Value* v : b.initializers()) {
+      Attribute a;
+      a.name = "value";
+      a.type = AttrType::kTensor;
+      a.t = *v->initializer();
+      a.t.name.clear();
+      e.message(7, constantNode(v->name(), a));
+    }
+    for (const Value* v : b.sparseInitializers()) {
+      Attribute a;
+      a.name = "sparse_value";
+      a.type = AttrType::kSparseTensor;
+      a.sparse_tensor = *v->sparseInitializer();
+      e.message(7, constantNode(v->name(), a));
+    }
     for (const Node* n : b.nodes())
       e.message(7, node(*n));
     e.str(8, f.doc_string);

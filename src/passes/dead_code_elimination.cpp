@@ -65,7 +65,7 @@ class DeadCodeElimination : public Pass {
         rw.erase(n);
         ctx.count("nodes removed");
         changed = true;
-      } else {
+      } else if (ownsKnownSubgraphs(*n)) {
         n->forEachSubgraph([&](Graph& sg) { changed |= sweep(model, sg, bound, ctx); });
       }
       n = prev;

@@ -60,6 +60,8 @@ class FoldConstants : public Pass {
     }
     prop.setFunctionScope(nullptr, nullptr);
     growth_ = nullptr;
+    node_names_.clear();
+    next_suffix_.clear();
     for (std::string& w : prop.takeWarnings())
       ctx.note(std::move(w));
     return changed;
@@ -67,6 +69,28 @@ class FoldConstants : public Pass {
 
  private:
   GrowthBudget* growth_ = nullptr;  // this run's
+  // The node names of each graph a branch was inlined into (built on first use, this run's):
+  // two branches may name their nodes alike, and a graph's node names stay distinct.
+  std::unordered_map<const Graph*, std::unordered_set<std::string>> node_names_;
+
+  // `base`, or base__N with the first N free (N counts on per base: no quadratic search).
+  std::string freshNodeName(const Graph& g, const std::string& base) {
+    auto [it, fresh] = node_names_.try_emplace(&g);
+    std::unordered_set<std::string>& names = it->second;
+    if (fresh) {
+      for (const Node* n : g.nodes())
+        names.insert(n->name);
+    }
+    if (base.empty() || names.insert(base).second) return base;
+    for (int64_t k = next_suffix_[base];; ++k) {
+      std::string name = base + "__" + std::to_string(k + 1);
+      if (names.insert(name).second) {
+        next_suffix_[base] = k + 1;
+        return name;
+      }
+    }
+  }
+  std::unordered_map<std::string, int64_t> next_suffix_;
 
   static bool allOutputsDead(const Node* n) {
     for (const Value* v : n->outputs()) {
@@ -148,7 +172,9 @@ class FoldConstants : public Pass {
       return it == map.end() ? v : it->second;
     };
     for (const Node* bn : branch.nodes()) {
+      std::string name = freshNodeName(*n->graph(), bn->name);  // before the copy joins g
       Node* copy = rw.clone(*bn, mapValue, n);
+      copy->name = std::move(name);
       if (first == nullptr) first = copy;
       for (size_t i = 0; i < bn->numOutputs(); ++i) {
         if (bn->output(i) != nullptr) map[bn->output(i)] = copy->output(i);
@@ -179,7 +205,8 @@ class FoldConstants : public Pass {
           continue;
         }
         prop.seedSubgraphInputs(*n);
-        n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(model, sg, prop, ctx, false); });
+        if (ownsKnownSubgraphs(*n))
+          n->forEachSubgraph([&](Graph& sg) { changed |= foldGraph(model, sg, prop, ctx, false); });
         if (!evaluatesSubgraphs(*n, prop)) {
           prop.inferNode(*n);
           if (explain) ctx.explain(*n, "control flow (" + n->op_type + ") is not folded");

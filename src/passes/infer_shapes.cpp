@@ -36,7 +36,8 @@ class InferShapes : public Pass {
     bool changed = false;
     for (Node* n : g.nodes()) {
       prop.seedSubgraphInputs(*n);
-      n->forEachSubgraph([&](Graph& sg) { changed |= walk(sg, prop, ctx); });
+      if (ownsKnownSubgraphs(*n))
+        n->forEachSubgraph([&](Graph& sg) { changed |= walk(sg, prop, ctx); });
       std::vector<Type> before;
       for (const Value* v : n->outputs())
         before.push_back(v ? v->type : Type());

@@ -1,10 +1,16 @@
 #include "passes/pass.h"
 
+#include "schema/op_schema.h"
+
 namespace onnxfold {
+
+bool ownsKnownSubgraphs(const Node& n) {
+  return OpSchemas::instance().knowsDomain(n.domain);
+}
 
 void forEachGraphIn(Graph& graph, const std::function<void(Graph&)>& f) {
   for (Node* n : graph.nodes()) {
-    n->forEachSubgraph([&f](Graph& sg) { forEachGraphIn(sg, f); });
+    if (ownsKnownSubgraphs(*n)) n->forEachSubgraph([&f](Graph& sg) { forEachGraphIn(sg, f); });
   }
   f(graph);
 }

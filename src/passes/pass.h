@@ -83,12 +83,21 @@ class Pass {
   virtual std::string_view description() const = 0;
   // Transforms `model`; returns true if anything changed. Throws Error on failure.
   virtual bool run(Model& model, PassContext& ctx) = 0;
+  // The settings this pass reads from PassOptions::extra (as "<pass name>.<key>").
+  virtual std::vector<std::string> extraKeys() const { return {}; }
+  // Throws Error naming a setting whose value this pass cannot use; checkExtraOptions runs it
+  // before any pass, so a wrong value fails the run instead of skipping the pass.
+  virtual void checkOptions(const PassOptions&) const {}
 };
 
 // Calls f on the main graph, every subgraph (innermost first), every function
 // body and every training graph. Innermost first lets a pass simplify a body
 // before it looks at the node holding it.
+// Subgraphs of ops from domains onnxfold does not know are skipped: what such an op does with
+// its graph attributes is unknown, so they are kept byte for byte.
 void forEachGraph(Model& model, const std::function<void(Graph&)>& f);
 void forEachGraphIn(Graph& graph, const std::function<void(Graph&)>& f);
+// True when passes may look into n's graph attributes (an op of a domain onnxfold knows).
+bool ownsKnownSubgraphs(const Node& n);
 
 }  // namespace onnxfold

@@ -2,6 +2,8 @@
 // facts), and the verifier after every pass.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "ir/buffer.h"
 #include "ir/error.h"
 #include "ir/printer.h"
@@ -290,13 +292,18 @@ TEST(FoldConstants, NeverFoldsNondeterministicOps) {
   EXPECT_EQ(countOps(*m->graph, "Neg"), 1u);
 }
 
-TEST(FoldConstants, InlinesIfWithConstantCondition) {
-  ModelBuilder b;
-  Value* x = b.input("x", DataType::kFloat, {2});
+// A bool scalar initializer holding true.
+Value* trueCondition(ModelBuilder& b) {
   Tensor t(DataType::kBool, {});
   t.mutableBytes()[0] = 1;
   t.name = "cond";
-  Value* cond = b.initializer(std::move(t));
+  return b.initializer(std::move(t));
+}
+
+TEST(FoldConstants, InlinesIfWithConstantCondition) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  Value* cond = trueCondition(b);
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
     Graph& g = b.subgraph(iff, branch);
@@ -315,6 +322,58 @@ TEST(FoldConstants, InlinesIfWithConstantCondition) {
   ASSERT_EQ(g.numNodes(), 1u);
   EXPECT_EQ(g.firstNode()->op_type, "Relu");
   EXPECT_EQ(g.outputs()[0]->name(), "out");
+}
+
+// Two constant Ifs whose branches name their nodes alike: the inlined nodes keep distinct names.
+TEST(FoldConstants, InlinedBranchNodesGetNamesOfTheirOwn) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2});
+  Value* cond = trueCondition(b);
+  Value* v = x;
+  for (int k = 0; k < 3; ++k) {
+    Node* iff = b.node("If", {cond}, 1, {}, "if" + std::to_string(k));
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      Graph& g = b.subgraph(iff, branch);
+      Node* n = g.addNode("Neg", {v}, 1);
+      n->name = "neg";
+      g.addOutput(n->output(0));
+    }
+    v = iff->output(0);
+  }
+  b.output(v);
+  std::unique_ptr<Model> m = b.build();
+  EXPECT_TRUE(runPass(*m, "fold-constants"));
+  std::set<std::string> names;
+  for (const Node* n : m->graph->nodes()) {
+    EXPECT_TRUE(names.insert(n->name).second) << "two nodes are named '" << n->name << "'";
+  }
+  EXPECT_EQ(countOps(*m->graph, "Neg"), 3u);
+  EXPECT_TRUE(names.count("neg") && names.count("neg__1") && names.count("neg__2"))
+      << ::testing::PrintToString(names);  // the first keeps its name
+}
+
+// An op of a domain onnxfold does not know keeps its graph attributes as they are: what it
+// does with them is unknown, so nothing inside is folded or pruned.
+TEST(FoldConstants, LeavesTheGraphsOfUnknownOpsAlone) {
+  ModelBuilder b;
+  b.importDomain("vendor.ops", 1);
+  Value* x = b.input("x", DataType::kFloat, {2});
+  Node* custom = b.node("Loopish", {x}, 1);
+  custom->domain = "vendor.ops";
+  Graph& body = b.subgraph(custom, "body");
+  Value* c = body.addInitializer(floatTensor({2}, {1, 2}, "c"));
+  Value* dead = body.addNode("Neg", {c}, 1)->output(0);  // constant, and read by nothing
+  (void)dead;
+  body.addOutput(body.addNode("Relu", {body.addNode("Abs", {c}, 1)->output(0)}, 1)->output(0));
+  b.output(custom->output(0));
+  std::unique_ptr<Model> m = b.build();
+  runPass(*m, "fold-constants");
+  runPass(*m, "dce");
+  runPass(*m, "freezing-patterns");
+  const Graph& g = *m->graph->firstNode()->attr("body")->g;
+  EXPECT_EQ(g.numNodes(), 3u);
+  EXPECT_EQ(countOps(g, "Neg"), 1u);
+  EXPECT_EQ(countOps(g, "Abs"), 1u);
 }
 
 TEST(FoldConstants, ExplainsWhatStays) {

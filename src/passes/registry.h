@@ -20,6 +20,10 @@ std::unique_ptr<Pass> createPass(const std::string& name);
 // All registered names, sorted.
 std::vector<std::string> registeredPasses();
 
+// Checks every PassOptions::extra setting before a run: "<pass>.<key>" must name a pass and a
+// key it reads, with a value it can use; throws Error naming the first that does not.
+void checkExtraOptions(const PassOptions& options);
+
 // The default optimization pipeline, as pass names.
 std::vector<std::string> defaultPipeline();
 

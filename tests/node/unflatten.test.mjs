@@ -111,10 +111,14 @@ test('outline: depth 1 makes every top-level module a call, still equivalent',
     assert.equal(total, tree.children.length, 'one call per top-level module');
     assert.ok(info.functions < total, 'the one-node Gather modules share a body');
     await assertEquivalent(model(MINIBERT), out);
-    // A bad setting fails the pass; the pass manager undoes it and says why.
-    const { stderr } = await run(cli, ['optimize', model(MINIBERT), '-o', join(tmp, 'bad.onnx'), '--passes',
-      'outline-functions', '--extra', 'outline-functions.depth=deep', '-q']);
-    assert.match(stderr, /warning: pass 'outline-functions' failed .*outline-functions\.depth.*'deep'/);
+    // A bad setting fails the run before any pass (it is not a skipped pass), and writes nothing.
+    await assert.rejects(run(cli, ['optimize', model(MINIBERT), '-o', join(tmp, 'bad.onnx'), '--passes',
+      'outline-functions', '--extra', 'outline-functions.depth=deep', '-q']),
+    (e) => e.code === 1 && /error: .*outline-functions\.depth.*'deep'/.test(e.stderr));
+    await assert.rejects(run(cli, ['optimize', model(MINIBERT), '-o', join(tmp, 'bad.onnx'),
+      '--extra', 'outline-functions.deep=1', '-q']),
+    (e) => e.code === 1 && /pass 'outline-functions' has no setting 'deep'/.test(e.stderr));
+    assert.ok(!existsSync(join(tmp, 'bad.onnx')));
   });
 
 for (const name of [MINIBERT, 'mobilenet_v2.op13.nofold.onnx']) {

@@ -109,15 +109,36 @@ class OutlineFunctions : public Pass {
     return "turn module calls into calls of local functions, one per distinct module body";
   }
 
-  bool run(Model& model, PassContext& ctx) override {
+  struct Settings {
+    int64_t depth;  // < 0: auto
+    size_t min_nodes;
+    size_t weight_bytes;
+    std::string domain;
+  };
+
+  // The settings from --extra outline-functions.*: throws on a value it cannot use.
+  static Settings settings(const PassContext& ctx) {
     const std::string depth_text = extraOption(ctx, "depth", "auto");
     const int64_t depth = depth_text == "auto" ? -1 : intOption(ctx, "depth", 0);
-    const bool nested = intOption(ctx, "nested", 0) != 0 && depth < 0;
-    const std::string domain = extraOption(ctx, "domain", kModuleFunctionDomain);
-    Settings set{depth, static_cast<size_t>(intOption(ctx, "min-nodes", 2)),
-                 static_cast<size_t>(intOption(ctx, "weight-bytes",
-                                               static_cast<int64_t>(kDefaultWeightConstantBytes))),
-                 domain};
+    intOption(ctx, "nested", 0);
+    return Settings{depth, static_cast<size_t>(intOption(ctx, "min-nodes", 2)),
+                    static_cast<size_t>(intOption(
+                        ctx, "weight-bytes", static_cast<int64_t>(kDefaultWeightConstantBytes))),
+                    extraOption(ctx, "domain", kModuleFunctionDomain)};
+  }
+
+  std::vector<std::string> extraKeys() const override {
+    return {"depth", "nested", "domain", "min-nodes", "weight-bytes"};
+  }
+  void checkOptions(const PassOptions& options) const override {
+    PassContext ctx(options);
+    settings(ctx);  // throws on a value it cannot use
+  }
+
+  bool run(Model& model, PassContext& ctx) override {
+    const Settings set = settings(ctx);
+    const bool nested = intOption(ctx, "nested", 0) != 0 && set.depth < 0;
+    const std::string& domain = set.domain;
 
     for (const Function& f : model.functions) {
       if (f.domain == domain) {
@@ -157,13 +178,6 @@ class OutlineFunctions : public Pass {
   }
 
  private:
-  struct Settings {
-    int64_t depth;  // < 0: auto
-    size_t min_nodes;
-    size_t weight_bytes;
-    std::string domain;
-  };
-
   // The modules of one graph and their bodies.
   struct Site {
     Graph* graph;

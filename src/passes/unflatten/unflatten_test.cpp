@@ -270,6 +270,32 @@ TEST(OutlineFunctions, RejectsBadOptions) {
   EXPECT_THROW(createPass("outline-functions")->run(*m, ctx), Error);
 }
 
+// --extra settings are checked before any pass: an unknown pass or key, or a value the pass
+// cannot use, is an error naming it (not a pass skipped with a warning).
+TEST(ExtraOptions, CheckedBeforeTheRun) {
+  auto check = [](std::map<std::string, std::string> extra) {
+    PassOptions o;
+    o.extra = std::move(extra);
+    checkExtraOptions(o);
+  };
+  EXPECT_NO_THROW(check({{"outline-functions.depth", "2"}, {"convert-float16.block", "Exp"}}));
+  auto message = [&](std::map<std::string, std::string> extra) {
+    try {
+      check(std::move(extra));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({{"outline-functions.depth", "deep"}}).find("'deep'"), std::string::npos);
+  EXPECT_NE(message({{"convert-float16.keep-io-types", "maybe"}}).find("'maybe'"),
+            std::string::npos);
+  EXPECT_NE(message({{"outline-functions.deep", "1"}}).find("has no setting 'deep'"),
+            std::string::npos);
+  EXPECT_NE(message({{"fold-everything.x", "1"}}).find("no pass is named 'fold-everything'"),
+            std::string::npos);
+}
+
 // ------------------------------------------------------------------ inline
 
 TEST(InlineFunctions, OutlineThenInlineGivesTheSameGraph) {
