@@ -15,8 +15,8 @@
 // - a type constraint of the op's schema that admits no float16 keeps its values float32, as
 //   do ops of other domains and nodes on sequences of floats;
 // - a weight with values past float16's 65504 stays float32 with its users, unless those
-//   values are 1e8 or more in magnitude (masks of -FLT_MAX meaning "minus infinity"): they
-//   saturate to +-65504, counted in the report;
+//   values are 1e8 or more in magnitude and only added or selected (masks of -FLT_MAX meaning
+//   "minus infinity"): they saturate to +-65504, counted in the report;
 // - If/Loop/Scan and calls of local functions are transparent: their bodies are converted the
 //   same way (float formals and results float16), and a captured outer value is seen with its
 //   converted type.
@@ -34,6 +34,7 @@
 #include <utility>
 
 #include "ir/error.h"
+#include "ir/key.h"
 #include "passes/float16_policy.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
@@ -129,14 +130,22 @@ class Converter {
     }
   }
 
-  // A call gives its function's formals their types; every call must give the same.
+  // A call gives its function's formals their types, and its attribute references their
+  // values (a Conv's group decides its output's shape); every call must give the same.
   void inferCall(Node& call, Function& f) {
     Graph& body = *f.body;
-    std::vector<bool> pattern;
+    std::string pattern;
     for (size_t i = 0; i < body.inputs().size(); ++i) {
       const Value* a = call.input(i);
-      pattern.push_back(a != nullptr && isF32(a));
+      pattern += a != nullptr && isF32(a) ? 'f' : '-';
     }
+    std::vector<std::pair<Attribute*, Attribute>> refs;  // reference -> itself, while bound
+    forEachReference(body, [&](Attribute& ref) {
+      const Attribute* bound = boundAttribute(ref, call, f);
+      pattern +=
+          bound != nullptr && !bound->g && bound->graphs.empty() ? attributeKey(*bound) : "?";
+      refs.emplace_back(&ref, Attribute());
+    });
     auto [it, fresh] = call_types_.emplace(&f, pattern);
     if (!fresh) {
       if (it->second != pattern || in_progress_.count(&f)) functions_ok_ = false;
@@ -146,10 +155,21 @@ class Converter {
         if (formal->type.isNone() && call.input(i) != nullptr)
           formal->type = prop_.typeOf(call.input(i));
       }
+      // Inference reads the bound values; the references are put back after.
+      for (auto& [ref, saved] : refs) {
+        const Attribute* bound = boundAttribute(*ref, call, f);
+        if (bound == nullptr || bound->g || !bound->graphs.empty()) continue;
+        Attribute value = bound->copyWithoutGraphs();
+        value.name = ref->name;
+        saved = std::exchange(*ref, std::move(value));
+      }
       in_progress_.insert(&f);
       Function* outer = std::exchange(scope_, &f);  // a body may call another function
       prop_.setFunctionScope(&body, &f.opset_import);
       inferGraph(body);
+      for (auto& [ref, saved] : refs) {
+        if (!saved.ref_attr_name.empty()) *ref = std::move(saved);
+      }
       scope_ = outer;
       prop_.setFunctionScope(outer ? outer->body.get() : nullptr,
                              outer ? &outer->opset_import : nullptr);
@@ -159,6 +179,17 @@ class Converter {
     for (size_t i = 0; i < call.numOutputs() && i < body.outputs().size(); ++i) {
       Value* out = call.output(i);
       if (out != nullptr && out->type.isNone()) out->type = prop_.typeOf(body.outputs()[i]);
+    }
+  }
+
+  // Calls f on every attribute reference in `g` and its subgraphs.
+  template <class F>
+  static void forEachReference(Graph& g, const F& f) {
+    for (Node* n : g.nodes()) {
+      for (Attribute& a : n->attributes) {
+        if (!a.ref_attr_name.empty()) f(a);
+      }
+      n->forEachSubgraph([&](Graph& sg) { forEachReference(sg, f); });
     }
   }
 
@@ -179,18 +210,7 @@ class Converter {
       n->forEachSubgraph([&](Graph& sg) { collect(sg, Role::kSub); });
   }
 
-  int64_t opsetOf(const Graph& g) const {
-    const Graph* root = &g;
-    while (root->parent() != nullptr)
-      root = root->parent();
-    for (const Function& f : m_.functions) {
-      if (f.body.get() != root) continue;
-      for (const OpsetId& o : f.opset_import) {
-        if (isDefaultDomain(o.domain)) return o.version;
-      }
-    }
-    return m_.opsetVersion("");
-  }
+  int64_t opsetOf(const Graph& g) const { return m_.opsetVersionIn(g, ""); }
 
   // ---------------------------------------------------------------- weights out of range
 
@@ -220,9 +240,37 @@ class Converter {
       why << "input '" << v->name() << "' has values up to " << r.largest_kept
           << ", past float16's 65504";
       out_of_range_[v] = why.str();
+    } else if (r.saturated > 0 && !onlyAddedOrSelected(v)) {
+      std::ostringstream why;
+      why << "input '" << v->name() << "' has values of " << kFloat16Sentinel
+          << " or more that are not a mask (only an added or selected value stands for an "
+             "infinity)";
+      out_of_range_[v] = why.str();
     } else if (r.saturated > 0) {
       saturated_[v] = r.saturated;
     }
+  }
+
+  // Saturating a huge value to +-65504 keeps the meaning only where it stands for an infinity
+  // that is added or selected (an attention mask: Add, Where, Max/Min, through reshapes and
+  // gathers); a divisor or a factor of 1e9 is a real value and must keep float32.
+  static bool onlyAddedOrSelected(const Value* v, int depth = 8) {
+    if (depth == 0 || v->isGraphOutput()) return false;
+    for (const Use& u : v->uses()) {
+      const Node* n = u.user;
+      if (!n->isDefaultDomain()) return false;
+      if (n->isOp("Add") || n->isOp("Sub") || n->isOp("Max") || n->isOp("Min")) continue;
+      if (n->isOp("Where") && u.index != 0) continue;
+      const bool moves = n->isOp("Reshape") || n->isOp("Unsqueeze") || n->isOp("Squeeze") ||
+                         n->isOp("Expand") || n->isOp("Tile") || n->isOp("Transpose") ||
+                         n->isOp("Slice") || n->isOp("Gather") || n->isOp("Identity") ||
+                         n->isOp("Concat");
+      if (!moves || (u.index != 0 && !n->isOp("Concat"))) return false;
+      for (const Value* out : n->outputs()) {
+        if (out != nullptr && !onlyAddedOrSelected(out, depth - 1)) return false;
+      }
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- decisions
@@ -504,15 +552,24 @@ class Converter {
       for (Value* v : g->outputs())
         output_wants_[v].push_back(outputWant(*g));
     }
-    // A constant or Cast result is float16 when a use wants it so (and it fits).
+    // A constant is float16 when a use wants it so (and it fits). A Cast's result only when no
+    // use wants float32: an id or position cast from int64 and read by a float32 island would
+    // lose its digits past 2048 in a float16 round trip.
     for (Value* v : flexible) {
-      bool half = false;
-      for (const Use& u : v->uses())
-        half |= useWant(u.user, u.index) == Want::kHalf;
-      if (auto it = output_wants_.find(v); it != output_wants_.end()) {
-        for (Want w : it->second)
-          half |= w == Want::kHalf;
+      bool half = false, full = false;
+      for (const Use& u : v->uses()) {
+        const Want w = useWant(u.user, u.index);
+        half |= w == Want::kHalf;
+        full |= w == Want::kFloat;
       }
+      if (auto it = output_wants_.find(v); it != output_wants_.end()) {
+        for (Want w : it->second) {
+          half |= w == Want::kHalf;
+          full |= w == Want::kFloat;
+        }
+      }
+      const Node* p = v->producer();
+      if (p != nullptr && p->isOp("Cast") && full) half = false;
       storage_[v] = half && !out_of_range_.count(v) && !unreadable_.count(v) ? kF16 : kF32;
     }
   }
@@ -715,8 +772,8 @@ class Converter {
   PassContext& ctx_;
   Float16Settings s_;
   Propagation prop_;
-  std::unordered_map<std::string, Function*> functions_;  // "domain::name"
-  std::unordered_map<const Function*, std::vector<bool>> call_types_;
+  std::unordered_map<std::string, Function*> functions_;         // "domain::name"
+  std::unordered_map<const Function*, std::string> call_types_;  // formals' and references' binding
   std::unordered_set<const Function*> analyzed_, in_progress_;
   bool functions_ok_ = true;
   Function* scope_ = nullptr;   // the function whose body is being inferred
@@ -741,6 +798,10 @@ class ConvertFloat16 : public Pass {
     return "float32 weights and computation to float16; inputs, outputs and ops that overflow "
            "in float16 stay float32";
   }
+  std::vector<std::string> extraKeys() const override {
+    return {"keep-io-types", "block", "allow"};
+  }
+  void checkOptions(const PassOptions& options) const override { readFloat16Settings(options); }
   bool run(Model& model, PassContext& ctx) override {
     if (!model.training_info.empty()) {
       ctx.note("not converted: the model has training graphs");

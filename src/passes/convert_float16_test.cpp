@@ -329,14 +329,33 @@ TEST(ConvertFloat16, ValuesPastTheRangeSaturateOrStayFloat32) {
   EXPECT_TRUE(noteHas(r, "input 'big' has values up to 100000"));
 }
 
+// A huge value saturates only where it stands for an infinity that is added or selected: a
+// divisor or a factor of 1e9 is a real value, and keeps float32 with its users.
+TEST(ConvertFloat16, HugeValuesSaturateOnlyAsMasks) {
+  ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {1, 4});
+  Value* mask = b.initializer("mask", {1, 4}, {0, -FLT_MAX, 0, -1e9F});
+  Value* divisor = b.initializer("divisor", {1}, {1e9F});
+  Value* shape = b.initializer(test::int64Tensor({2}, {4, 1}, "shape"));
+  Value* reshaped = b.op("Reshape", {mask, shape});  // through a reshape: still a mask
+  b.output(b.op("Add", {b.op("Reshape", {x, shape}), reshaped}));
+  b.output(b.op("Div", {x, divisor}, {}, "per_billion"));
+  std::unique_ptr<Model> m = b.build();
+  const Converted r = convert(*m);
+  EXPECT_EQ(mask->initializer()->dtype(), DataType::kFloat16);
+  EXPECT_EQ(divisor->initializer()->dtype(), DataType::kFloat);
+  EXPECT_EQ(elemOf(opsOf(*m->graph, "Div")[0]->output(0)), DataType::kFloat);
+  EXPECT_TRUE(noteHas(r, "input 'divisor' has values of 1e+08 or more that are not a mask"));
+}
+
 TEST(ConvertFloat16, LargeWeightsAreConvertedWhenRead) {
   // 64 KiB and more: a source computing float16 on demand, same values as the eager path.
   ModelBuilder b;
-  Value* x = b.input("x", DataType::kFloat, {1, 128});
+  Value* x = b.input("x", DataType::kFloat, {128, 160});
   std::vector<float> values = test::ramp(128 * 160);
-  values[5] = -FLT_MAX;
+  values[5] = -FLT_MAX;  // an added mask value: saturates
   Value* w = b.initializer("w", {128, 160}, values);
-  b.output(b.op("MatMul", {x, w}));
+  b.output(b.op("Add", {x, w}));
   std::unique_ptr<Model> m = b.build();
   convert(*m);
   const Tensor& t = *w->initializer();

@@ -12,12 +12,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import ort from 'onnxruntime-node';
 
 import { cli, cliMissing, dist, haveCli, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import { buildModel } from './onnx-builder.mjs';
 import { compareTensors, makeInputs } from './oracle.mjs';
 
 const TOLERANCE = 1e-2;
@@ -136,6 +137,24 @@ test('--float16 on a small Llama-shaped decoder (make_llm.py)', async (t) => {
   await checkModel(t, 'llama_small', model);
   const row = rows.find((r) => r.name === 'llama_small');
   assert.ok(row.saturated >= 1, 'the -FLT_MAX mask constant saturates to -65504');
+});
+
+// A local function whose body takes an attribute by reference (the Conv's group): type
+// inference cannot run that Conv without the call's value, and the converted model must still
+// load (it once held float16 -> float16 Casts typed float).
+test('--float16 on local functions with attribute references', async (t) => {
+  if (!need(t, haveCli, cliMissing)) return;
+  const weights = Float32Array.from({ length: 4 * 2 * 3 * 3 }, (_, i) => Math.sin(i) / 4);
+  const model = join(tmp, 'function_ref_attr.onnx');
+  writeFileSync(model, buildModel({ opset: 17,
+    inputs: [{ name: 'x', shape: [1, 4, 5, 5] }], outputs: [{ name: 'z', shape: [1, 4, 3, 3] }],
+    initializers: [{ name: 'w', type: 'float32', dims: [4, 2, 3, 3], data: weights }],
+    imports: [{ domain: 'local', version: 1 }],
+    nodes: [{ op: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['z'], attrs: { group: 2 } }],
+    functions: [{ name: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['y'], attributes: ['group'],
+      nodes: [{ op: 'Conv', inputs: ['x', 'w'], outputs: ['c'], attrs: { group: { ref: 'group', type: 2 } } },
+        { op: 'Relu', inputs: ['c'], outputs: ['y'] }] }] }));
+  await checkModel(t, 'function_ref_attr', model);
 });
 
 test('npm: optimize(bytes, { float16: true }) gives the native CLI\'s bytes and reports', async (t) => {

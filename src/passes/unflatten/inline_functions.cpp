@@ -144,12 +144,7 @@ class InlineFunctions : public Pass {
         ++k;
         continue;
       }
-      const Attribute* src = call.attr(a.ref_attr_name);
-      if (src == nullptr) {
-        for (const Attribute& d : fn.attribute_defaults) {
-          if (d.name == a.ref_attr_name) src = &d;
-        }
-      }
+      const Attribute* src = boundAttribute(a, call, fn);
       if (src == nullptr) {
         n.attributes.erase(n.attributes.begin() + static_cast<std::ptrdiff_t>(k));
         continue;

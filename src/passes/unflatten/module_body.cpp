@@ -1,59 +1,14 @@
 #include "passes/unflatten/module_body.h"
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "ir/key.h"
 
 namespace onnxfold {
 
 namespace {
-
-void put(std::string& s, std::string_view part) {
-  s += std::to_string(part.size());
-  s += ':';
-  s.append(part.data(), part.size());
-}
-
-void putInt(std::string& s, int64_t v) {
-  s += std::to_string(v);
-  s += ',';
-}
-
-void putTensor(std::string& s, const Tensor& t) {
-  putInt(s, static_cast<int64_t>(t.dtype()));
-  for (int64_t d : t.dims())
-    putInt(s, d);
-  s += '|';
-  put(s, std::string_view(reinterpret_cast<const char*>(t.bytes()), t.byteSize()));
-  for (const std::string& str : t.strings())
-    put(s, str);
-}
-
-void putAttribute(std::string& s, const Attribute& a) {
-  put(s, a.name);
-  putInt(s, static_cast<int64_t>(a.type));
-  put(s, a.ref_attr_name);
-  uint32_t bits = 0;
-  std::memcpy(&bits, &a.f, sizeof bits);
-  putInt(s, bits);
-  putInt(s, a.i);
-  put(s, a.s);
-  putTensor(s, a.t);
-  for (float f : a.floats) {
-    std::memcpy(&bits, &f, sizeof bits);
-    putInt(s, bits);
-  }
-  s += '|';
-  for (int64_t v : a.ints)
-    putInt(s, v);
-  s += '|';
-  for (const std::string& str : a.strings)
-    put(s, str);
-  for (const Tensor& t : a.tensors)
-    putTensor(s, t);
-  put(s, a.unknown_fields);
-}
 
 bool isWeightConstant(const Node* n, size_t limit) {
   if (!n->isOp("Constant")) return false;
@@ -87,16 +42,16 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
       return b;
     }
     sig += 'N';
-    put(sig, n->op_type);
-    put(sig, n->domain);
-    put(sig, n->overload);
+    putKeyPart(sig, n->op_type);
+    putKeyPart(sig, n->domain);
+    putKeyPart(sig, n->overload);
     std::vector<const Attribute*> attrs;
     for (const Attribute& a : n->attributes)
       attrs.push_back(&a);
     std::sort(attrs.begin(), attrs.end(),
               [](const Attribute* x, const Attribute* y) { return x->name < y->name; });
     for (const Attribute* a : attrs)
-      putAttribute(sig, *a);
+      sig += attributeKey(*a);
     sig += "I";
     for (Value* v : n->inputs()) {
       if (v == nullptr) {
@@ -107,14 +62,14 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
       auto it = p ? index.find(p) : index.end();
       if (it != index.end()) {
         sig += 'n';
-        putInt(sig, static_cast<int64_t>(it->second));
-        putInt(sig, static_cast<int64_t>(v->producerIndex()));
+        putKeyNumber(sig, static_cast<int64_t>(it->second));
+        putKeyNumber(sig, static_cast<int64_t>(v->producerIndex()));
         continue;
       }
       auto [pos, added] = input_index.emplace(v, b.inputs.size());
       if (added) b.inputs.push_back(v);
       sig += 'i';
-      putInt(sig, static_cast<int64_t>(pos->second));
+      putKeyNumber(sig, static_cast<int64_t>(pos->second));
     }
     sig += "O";
     for (const Value* v : n->outputs())
@@ -131,12 +86,12 @@ ModuleBody collectModuleBody(const Graph& g, const std::vector<Node*>& all, size
       }
       if (!outside) continue;
       b.outputs.push_back(v);
-      putInt(sig, static_cast<int64_t>(k));
-      putInt(sig, static_cast<int64_t>(v->producerIndex()));
+      putKeyNumber(sig, static_cast<int64_t>(k));
+      putKeyNumber(sig, static_cast<int64_t>(v->producerIndex()));
     }
   }
   sig += "#";
-  putInt(sig, static_cast<int64_t>(b.inputs.size()));
+  putKeyNumber(sig, static_cast<int64_t>(b.inputs.size()));
   if (b.outputs.empty()) {
     b.why_not = "nothing it computes is used";
     return b;
