@@ -2,7 +2,8 @@
 // byte by byte (onnx-builder.mjs). Each entry says what onnxfold must do with it:
 //   refuse: reject it with one clear error line (`error` must match) and write nothing;
 //   any:    either refuse it the same way, or optimize it into a model that ONNX Runtime runs
-//           with the same results (and that fails where the original fails at run time).
+//           with the same results (and that fails where the original fails at run time);
+//           `refuse: false` when the model is valid and must be optimized.
 import { buildModel } from './onnx-builder.mjs';
 
 const i64 = (name, dims, values) => ({ name, type: 'int64', dims, data: BigInt64Array.from(values.map(BigInt)) });
@@ -186,4 +187,108 @@ export const hostileModels = [
   { name: 'integer-division-by-zero', expect: 'any',
     build: () => constant([{ op: 'Div', inputs: ['a', 'b'], outputs: ['y'] }],
       [i64('a', [2], [7, 8]), i64('b', [2], [0, 1])]) },
+  // ONNX Runtime slices first, then pads: reflect/edge/wrap need something left to repeat.
+  { name: 'pad-reflect-crops-more-than-the-axis', expect: 'any',
+    build: () => constant([{ op: 'Pad', inputs: ['d', 'p'], outputs: ['y'], attrs: { mode: 'reflect' } }],
+      [f32('d', [4], [1, 2, 3, 4]), i64('p', [2], [-5, 3])], { opset: 19 }) },
+  { name: 'pad-reflect-longer-than-the-axis', expect: 'any',
+    build: () => constant([{ op: 'Pad', inputs: ['d', 'p'], outputs: ['y'], attrs: { mode: 'reflect' } }],
+      [f32('d', [4], [1, 2, 3, 4]), i64('p', [2], [5, 0])], { opset: 19 }) },
+  { name: 'pad-wrap-after-a-crop', expect: 'any',
+    build: () => constant([{ op: 'Pad', inputs: ['d', 'p'], outputs: ['y'], attrs: { mode: 'wrap' } }],
+      [f32('d', [4], [1, 2, 3, 4]), i64('p', [2], [-2, 5])], { opset: 19 }) },
+  { name: 'qlinearmatmul-empty-scale', expect: 'any',
+    build: () => buildModel({ opset: 13, inputs: [], outputs: [{ name: 'y' }],
+      initializers: [{ name: 'a', type: 'uint8', dims: [2, 2], data: Uint8Array.from([1, 2, 3, 4]) },
+        f32('as', [0], []), { name: 'az', type: 'uint8', dims: [], data: Uint8Array.from([0]) },
+        { name: 'b', type: 'uint8', dims: [2, 2], data: Uint8Array.from([1, 0, 0, 1]) },
+        f32('bs', [], [1]), { name: 'bz', type: 'uint8', dims: [], data: Uint8Array.from([0]) },
+        f32('ys', [], [1]), { name: 'yz', type: 'uint8', dims: [], data: Uint8Array.from([0]) }],
+      nodes: [{ op: 'QLinearMatMul', inputs: ['a', 'as', 'az', 'b', 'bs', 'bz', 'ys', 'yz'], outputs: ['y'] }] }) },
+  { name: 'range-int64-max-step', expect: 'any', refuse: false,
+    build: () => constant([{ op: 'Range', inputs: ['a', 'b', 'c'], outputs: ['y'] }],
+      [i64('a', [], [0]), i64('b', [], [I64_MAX]), i64('c', [], [I64_MAX])]) },
+
+  // --- invalid, though every node alone is fine ----------------------------------------------------
+  { name: 'cumsum-axis-outside-the-rank', expect: 'refuse', error: /axis 2 is out of range for rank 2/,
+    build: () => unary('CumSum', {}, { extra: ['a'], initializers: [i64('a', [], [2])] }) },
+  { name: 'scan-inputs-differ-in-length', expect: 'refuse', error: /scan inputs differ in length \(2 and 3\)/,
+    build: () => buildModel({ opset: 13, inputs: [{ name: 'a', shape: [2, 4] }, { name: 'b', shape: [3, 4] }],
+      outputs: [{ name: 'y' }],
+      nodes: [{ op: 'Scan', inputs: ['a', 'b'], outputs: ['y'], attrs: { num_scan_inputs: 2, body: { graph: {
+        name: 'body', inputs: [{ name: 'ai', shape: [4] }, { name: 'bi', shape: [4] }], outputs: [{ name: 's' }],
+        nodes: [{ op: 'Add', inputs: ['ai', 'bi'], outputs: ['s'] }] } } } }] }) },
+  { name: 'subgraph-redefines-an-outer-name', expect: 'refuse', error: /'t' is defined twice/,
+    build: () => buildModel({ inputs: [{ name: 'c', type: 'bool', shape: [] }, { name: 'x', shape: [2] }],
+      outputs: [{ name: 'y' }],
+      nodes: [{ op: 'Neg', inputs: ['x'], outputs: ['t'] },
+        { op: 'If', inputs: ['c'], outputs: ['y'], attrs: {
+          then_branch: { graph: { name: 'th', outputs: [{ name: 't' }], nodes: [{ op: 'Abs', inputs: ['x'], outputs: ['t'] }] } },
+          else_branch: { graph: { name: 'el', outputs: [{ name: 'e' }], nodes: [{ op: 'Neg', inputs: ['t'], outputs: ['e'] }] } },
+        } }] }) },
+  { name: 'function-call-with-too-few-inputs', expect: 'refuse', error: /calls function 'F' with 1 inputs; it declares 2/,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      imports: [{ domain: 'local', version: 1 }],
+      nodes: [{ op: 'F', domain: 'local', inputs: ['x'], outputs: ['y'] }],
+      functions: [{ name: 'F', domain: 'local', inputs: ['a', 'b'], outputs: ['c'],
+        nodes: [{ op: 'Add', inputs: ['a', 'b'], outputs: ['c'] }] }] }) },
+  { name: 'function-attribute-of-another-type', expect: 'refuse', error: /attribute 'slope' is STRING; function 'F' uses it as FLOAT/,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      imports: [{ domain: 'local', version: 1 }],
+      nodes: [{ op: 'F', domain: 'local', inputs: ['x'], outputs: ['y'], attrs: { slope: 'steep' } }],
+      functions: [{ name: 'F', domain: 'local', inputs: ['a'], outputs: ['c'], attributes: ['slope'],
+        nodes: [{ op: 'LeakyRelu', inputs: ['a'], outputs: ['c'], attrs: { alpha: { ref: 'slope', type: 1 } } }] }] }) },
+
+  // --- what ONNX Runtime refuses when it reads strings, or would load wrongly ---------------------
+  { name: 'cast-string-not-a-number', expect: 'any',
+    build: () => constant([{ op: 'Cast', inputs: ['s'], outputs: ['y'], attrs: { to: 1 } }],
+      [{ name: 's', type: 'string', dims: [2], data: null, strings: ['1.5', 'xxxx'] }]) },
+  { name: 'cast-string-out-of-range', expect: 'any',
+    build: () => constant([{ op: 'Cast', inputs: ['s'], outputs: ['y'], attrs: { to: 1 } }],
+      [{ name: 's', type: 'string', dims: [1], data: null, strings: ['1e400'] }]) },
+  { name: 'cast-string-integer-out-of-range', expect: 'any',
+    build: () => constant([{ op: 'Cast', inputs: ['s'], outputs: ['y'], attrs: { to: 7 } }],
+      [{ name: 's', type: 'string', dims: [1], data: null, strings: ['99999999999999999999'] }]) },
+  { name: 'cast-string-prefixes-as-onnx-runtime', expect: 'any', refuse: false,
+    build: () => constant([{ op: 'Cast', inputs: ['s'], outputs: ['y'], attrs: { to: 7 } }],
+      [{ name: 's', type: 'string', dims: [4], data: null, strings: ['1e400', ' 12', '3.5', '0x10'] }]) },
+  { name: 'labelencoder-keys-of-another-type', expect: 'refuse', error: /keys are string but the input is int64/,
+    build: () => buildModel({ opset: 13, imports: [{ domain: 'ai.onnx.ml', version: 2 }],
+      inputs: [], outputs: [{ name: 'y' }], initializers: [i64('x', [2], [1, 2])],
+      nodes: [{ op: 'LabelEncoder', domain: 'ai.onnx.ml', inputs: ['x'], outputs: ['y'],
+        attrs: { keys_strings: ['a', 'b'], values_int64s: [1, 2] } }] }) },
+  { name: 'function-imports-a-future-opset', expect: 'refuse', error: /opset 10000 of ai\.onnx is newer than onnxfold knows/,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      imports: [{ domain: 'local', version: 1 }],
+      nodes: [{ op: 'F', domain: 'local', inputs: ['x'], outputs: ['y'] }],
+      functions: [{ name: 'F', domain: 'local', inputs: ['a'], outputs: ['b'], imports: [{ domain: '', version: 10000 }],
+        nodes: [{ op: 'Neg', inputs: ['a'], outputs: ['b'] }] }] }) },
+  // A fold inside a function body makes a constant that FunctionProto can only hold as a node.
+  { name: 'function-body-constant-is-folded', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      imports: [{ domain: 'local', version: 1 }],
+      nodes: [{ op: 'F', domain: 'local', inputs: ['x'], outputs: ['y'] }],
+      functions: [{ name: 'F', domain: 'local', inputs: ['a'], outputs: ['b'],
+        nodes: [{ op: 'Constant', inputs: [], outputs: ['c'], attrs: { value: f32('', [2], [1.5, -2]) } },
+          { op: 'Neg', inputs: ['c'], outputs: ['n'] }, { op: 'Add', inputs: ['a', 'n'], outputs: ['b'] }] }] }) },
+  // Two constant Ifs whose branches name their nodes alike: inlined, the names stay distinct.
+  { name: 'constant-ifs-with-alike-node-names', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      initializers: [{ name: 't', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: ['1', '2'].map((k) => ({ op: 'If', name: `if${k}`, inputs: ['t'], outputs: [k === '1' ? 'm' : 'y'], attrs: {
+        then_branch: { graph: { name: `th${k}`, outputs: [{ name: `a${k}` }],
+          nodes: [{ op: 'Neg', name: 'neg', inputs: [k === '1' ? 'x' : 'm'], outputs: [`a${k}`] }] } },
+        else_branch: { graph: { name: `el${k}`, outputs: [{ name: `b${k}` }],
+          nodes: [{ op: 'Abs', name: 'abs', inputs: [k === '1' ? 'x' : 'm'], outputs: [`b${k}`] }] } },
+      } })) }) },
+
+  // --- modes set by the op's version --------------------------------------------------------------
+  // BatchNormalization-9 with five outputs is in training mode at opset 9-13, read or not: it
+  // normalizes with the batch's statistics and must not be fused as if in inference.
+  { name: 'batchnorm-training-mode-opset-13', expect: 'any', refuse: false,
+    build: () => buildModel({ opset: 13, inputs: [{ name: 'x', shape: [2, 2, 3, 3] }], outputs: [{ name: 'y' }],
+      initializers: [f32('w', [2, 2, 1, 1], [1, 2, 3, 4]), f32('s', [2], [1, 2]), f32('b', [2], [0, 1]),
+        f32('m', [2], [0.5, 0]), f32('v', [2], [1, 4])],
+      nodes: [{ op: 'Conv', inputs: ['x', 'w'], outputs: ['c'] },
+        { op: 'BatchNormalization', inputs: ['c', 's', 'b', 'm', 'v'], outputs: ['y', 'rm', 'rv', 'sm', 'sv'] }] }) },
 ];

@@ -93,6 +93,7 @@ test('hostile models: the CLI refuses cleanly or optimizes equivalently', async 
       assert.ok(!r.error && r.signal === null, `${h.name}: ${r.error ? r.error.message : `killed by ${r.signal}`} (limit ${LIMIT_SECONDS} s)`);
       assert.ok(r.rssKb < LIMIT_KB, `${h.name}: peak RSS ${r.rssKb} KB`);
       assert.equal(folderDigest(inDir), before, `${h.name}: the input folder changed`);
+      if (h.refuse === false) assert.equal(r.status, 0, `${h.name} is valid but was refused: ${r.stderr}`);
       if (r.status !== 0) {
         assert.equal(r.status, 1, `${h.name}: exit status`);
         const message = checkErrorLine(r.stderr, h.name);
