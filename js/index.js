@@ -395,6 +395,7 @@ function writePlan(fs, path, what) {
   const NEVER = '; onnxfold never overwrites its input';
   return {
     addInput(file, role) {
+      if (!fs.existsSync(file)) return;  // nothing to overwrite; reading it will fail
       const input = identify(file, role);
       for (const out of outputs) if (same(out, input)) fail(collision(out, input, 'the ') + NEVER);
       inputs.push(input);

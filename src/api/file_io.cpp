@@ -386,6 +386,8 @@ std::string collision(const WritePlan::Entry& out, const WritePlan::Entry& other
 }  // namespace
 
 void WritePlan::addInput(const std::string& path, const std::string& role) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // nothing to overwrite; reading it will fail
   Entry in = identify(path, role);
   for (const Entry& out : outputs_) {
     if (sameFile(out, in))
