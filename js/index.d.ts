@@ -350,7 +350,9 @@ export function optimize(bytes: Bytes, options?: OptimizeOptions): Promise<Optim
  * Node only: optimizes a model file and writes the result to `outputPath`, with its external
  * data as `<output file name>.data` (`.data.1`, ... with externalDataFileLimit) beside it. The
  * input's external data is read from its folder range by range; unchanged weights are copied
- * file to file, never through the heap. It never writes over an input file.
+ * file to file, never through the heap. An output that is a file the call reads (the model or
+ * one of its data files) or another output is refused before anything is written, and the
+ * outputs are renamed into place only once all were written (a failed call leaves nothing).
  */
 export function optimizeFile(inputPath: string, outputPath: string, options?: OptimizeOptions): Promise<OptimizeFileResult>;
 

@@ -316,7 +316,7 @@ function readRange(src, offset, len) {
 // Node: each output file is written as the plan comes, to a temporary name renamed into place
 // once everything succeeded (a failed run leaves no partial files). Ranges of input files are
 // copied file to file through one 16 MiB buffer, never through the wasm heap.
-function fileOutput(M, sources, fs, path, targets) {
+function fileOutput(M, sources, fs, path, plan, targets) {
   const open = new Map();  // location -> { fd, tmp, target }
   let copyBuffer;
   const fileFor = (location) => {
@@ -351,7 +351,7 @@ function fileOutput(M, sources, fs, path, targets) {
       for (const f of open.values()) fs.closeSync(f.fd);
       // Data files first, the model last: a model never points at missing data.
       const entries = [...open.entries()].sort(([a], [b]) => (a === '') - (b === ''));
-      for (const [, f] of entries) fs.renameSync(f.tmp, f.target);
+      plan.commit(entries.map(([, f]) => [f.tmp, f.target]));
     },
     discard() {
       for (const f of open.values()) {
@@ -361,6 +361,74 @@ function fileOutput(M, sources, fs, path, targets) {
     },
     locations: () => [...open.keys()],
     paths: () => [...open.entries()].sort(([a], [b]) => (b === '') - (a === '')).map(([, f]) => f.target),
+  };
+}
+
+// The files one call reads and writes (the native side's WritePlan, api/file_io.h). Before
+// anything is written, every output is compared with every input and with the other outputs:
+// by device and inode for files that exist, by real path otherwise (a new file: its folder's
+// real path and its name). Outputs go to temporaries that commit() renames into place once
+// all of them were written, so a failed call leaves nothing behind and never replaces a file
+// the user did not name. Errors are OnnxfoldErrors starting with `what`.
+function writePlan(fs, path, what) {
+  const inputs = [];
+  const outputs = [];
+  const fail = (message) => { throw new OnnxfoldError(`${what}: ${message}`); };
+  const identify = (file, role) => {
+    const e = { path: file, role, exists: false };
+    const st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (st) {
+      Object.assign(e, { exists: true, dev: st.dev, ino: st.ino, real: fs.realpathSync(file), isDir: st.isDirectory(), isFile: st.isFile() });
+      return e;
+    }
+    const dir = path.dirname(file);
+    try {
+      e.real = path.join(fs.realpathSync(dir), path.basename(file));
+    } catch (err) {
+      fail(`${role} '${file}': cannot use its folder '${dir}': ${err.message}`);
+    }
+    return e;
+  };
+  const same = (a, b) => (a.exists && b.exists ? a.dev === b.dev && a.ino === b.ino : a.real === b.real);
+  const collision = (out, other, verb) =>
+    `${out.role} '${out.path}' is ${verb}${other.role}${other.path === out.path ? '' : ` '${other.path}'`}`;
+  const NEVER = '; onnxfold never overwrites its input';
+  return {
+    addInput(file, role) {
+      if (!fs.existsSync(file)) return;  // nothing to overwrite; reading it will fail
+      const input = identify(file, role);
+      for (const out of outputs) if (same(out, input)) fail(collision(out, input, 'the ') + NEVER);
+      inputs.push(input);
+    },
+    addOutput(file, role) {
+      const out = identify(file, role);
+      if (out.exists && !out.isFile) fail(`${role} '${file}' is ${out.isDir ? 'a directory' : 'not a regular file'}`);
+      for (const input of inputs) if (same(out, input)) fail(collision(out, input, 'the ') + NEVER);
+      for (const other of outputs) if (same(out, other)) fail(collision(out, other, 'also the '));
+      outputs.push(out);
+    },
+    // Renames [temporary, target] pairs in order; the targets must have been added.
+    commit(renames) {
+      // Checked again just before: a folder made since would stop the renames half-way.
+      for (const [, target] of renames) {
+        if (fs.statSync(target, { throwIfNoEntry: false })?.isDirectory()) {
+          fail(`${outputs.find((o) => o.path === target)?.role ?? 'output'} '${target}' is a directory`);
+        }
+      }
+      const done = [];
+      try {
+        for (const [tmp, target] of renames) {
+          fs.renameSync(tmp, target);
+          done.push(target);
+        }
+      } catch (e) {
+        // Take back the files this call created (a file it replaced cannot be brought back).
+        for (const target of done) {
+          if (!outputs.find((o) => o.path === target)?.exists) fs.rmSync(target, { force: true });
+        }
+        throw e;
+      }
+    },
   };
 }
 
@@ -484,7 +552,9 @@ async function optionsJson(options) {
     }
     out[key] = value;
   }
-  if (out.extra !== undefined) {
+  // Values become strings; anything but an object (null included) goes to the C++ table as
+  // given, which refuses it like any option of the wrong type.
+  if (out.extra !== null && typeof out.extra === 'object' && !Array.isArray(out.extra)) {
     out.extra = Object.fromEntries(Object.entries(out.extra).map(([k, v]) => [k, String(v)]));
   }
   return JSON.stringify(out);
@@ -561,7 +631,8 @@ async function inMemory(what, bytes, options, call) {
  * Node only: optimizes the model file `inputPath` and writes `outputPath`, plus its external data
  * as `<output file name>.data` (and `.data.1`, ... with externalDataFileLimit) beside it. The
  * input's external data is read from its folder range by range, as needed; unchanged weights are
- * copied file to file. Nothing the user did not name is overwritten, except those data files.
+ * copied file to file. No output may be a file the call reads or another output, and nothing is
+ * written unless all of it is (writePlan).
  * @returns {Promise<{report: object, outputs: string[]}>}
  */
 export async function optimizeFile(inputPath, outputPath, options = {}) {
@@ -576,41 +647,45 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   if (opts.externalDataLocation === undefined) opts.externalDataLocation = `${path.basename(outFile)}.data`;
   const json = await optionsJson(opts);
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
-  const inputs = new Set([real(inFile)]);
-  if (inputs.has(real(outFile))) throw new OnnxfoldError(`optimizeFile: refusing to write over the input ${inFile}`);
+  const plan = writePlan(fs, path, 'optimizeFile');
+  plan.addInput(inFile, 'input model');
+  plan.addOutput(outFile, 'output');
   if (opts.reuseInputData && real(path.dirname(inFile)) !== real(outDir)) {
     throw new OnnxfoldError(`optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`);
   }
   const inDir = path.dirname(inFile);
+  // Out of the folder: a '..' component (a name that starts with '..' is fine) or absolute.
+  const escapes = (rel) => rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
   const resolve = (location) => {
     const target = path.resolve(inDir, location);
-    const rel = path.relative(inDir, target);
     // Lexically, and once symlinks are resolved: a link may not lead out of the folder either.
-    const realRel = path.relative(real(inDir), real(target));
-    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel) ||
-        realRel.startsWith('..') || path.isAbsolute(realRel)) {
+    if (path.isAbsolute(location) || escapes(path.relative(inDir, target)) ||
+        escapes(path.relative(real(inDir), real(target)))) {
       throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the model's folder`);
     }
-    inputs.add(real(target));
-    return openFileSource(target, `optimizeFile: external data '${location}'`);
+    const source = openFileSource(target, `optimizeFile: external data '${location}'`);
+    try {
+      plan.addInput(target, "input's external-data file");
+    } catch (e) {
+      source.close();
+      throw e;
+    }
+    return source;
   };
   const targets = (location) => {
     if (location === '') return outFile;
     const target = path.resolve(outDir, location);
-    const rel = path.relative(outDir, target);
-    if (path.isAbsolute(location) || rel.startsWith('..') || path.isAbsolute(rel)) {
+    if (path.isAbsolute(location) || escapes(path.relative(outDir, target))) {
       throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the output's folder`);
     }
-    if (inputs.has(real(target))) {
-      throw new OnnxfoldError(`optimizeFile: the output's external data '${target}' is a file of the input; choose another output name`);
-    }
+    plan.addOutput(target, 'external-data output');
     return target;
   };
   let output;
   const report = await withCall('optimizeFile', inFile, {
     resolve,
     options: opts,
-    makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, targets)),
+    makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
   }, (M, size, host) => {
     const r = M.optimize(size, json, host);
     output.commit();

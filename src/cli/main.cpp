@@ -101,12 +101,6 @@ std::string mib(uint64_t b) {
   return buf;
 }
 
-void writeTextFile(const std::string& path, const std::string& text) {
-  onnxfold::AtomicFile f(path);
-  f.write(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-  f.commit();
-}
-
 // The option table's flags on `cmd` (only those splitConstants takes when `split_only`); the
 // text given for each lands in `given`, for optionsFromFlags.
 void addOptionFlags(CLI::App* cmd, std::map<std::string, std::vector<std::string>>& given,
@@ -262,13 +256,14 @@ int main(int argc, char** argv) {
     }
     onnxfold::Report r;
     try {
-      r = onnxfold::optimizeFile(in_path, out_path, options);
+      // The report is part of the run's write plan: checked against the inputs and outputs
+      // first, committed with them.
+      r = onnxfold::optimizeFile(in_path, out_path, options, report_path);
     } catch (...) {
       bar.finish();
       throw;
     }
     bar.finish();
-    if (!report_path.empty()) writeTextFile(report_path, r.toJson() + "\n");
     for (const std::string& w : r.warnings)
       std::cerr << "onnxfold: warning: " << w << "\n";
     if (explain) {
