@@ -1,0 +1,218 @@
+// One differential check: a model goes through onnxfold in each mode, and the original and each
+// result run in ONNX Runtime (CPU, its own optimizations off) on the same seeded inputs.
+//
+//   const r = await checkModel(bytes, { dims, discontinuous });
+//   r.status: 'ok' | 'skipped' (ORT cannot load or run the original: no reference)
+//   r.refused: modes onnxfold refused with an OnnxfoldError (allowed: a clear refusal)
+//   r.findings: [{ mode, kind, message }], kind one of
+//     crash      onnxfold failed with something other than an OnnxfoldError
+//     load       ORT loads the original but not onnxfold's result
+//     io         the result's inputs or outputs are not the original's
+//     run        ORT runs the original but not the result
+//     mismatch   an output differs beyond the mode's tolerance
+//     stochastic a nondeterministic output became deterministic (a random op was folded)
+//     folded-error ORT fails running the original (a runtime error), the result runs: a failing
+//                node was folded into a constant
+//
+// Modes: 'default' (optimize with default options), 'float16' (float16: true; compared by the
+// range rule below, only when the model has no step function on floats), 'split'
+// (splitConstants: ORT runs prep, and main on prep's outputs).
+import ort from 'onnxruntime-node';
+import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
+import { compareTensors, makeInputs } from '../../node/oracle.mjs';
+
+// The oracle's defaults: float32 folding and fusions reorder arithmetic, nothing more.
+export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
+// float16 keeps 11 significant bits: an element passes within 1e-2 of its output's range
+// (max - min of the original) plus 1e-3, as tests/node/float16.test.mjs; a broken conversion
+// (wrong weight, saturation, a float32-only op fed float16) overshoots by orders of magnitude.
+export const FLOAT16_RANGE_TOLERANCE = 1e-2;
+export const MODES = ['default', 'float16', 'split'];
+
+ort.env.logLevel = 'fatal';   // ORT's own shape-inference log lines are noise here
+const SESSION = { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 4 };
+const FLOATS = new Set(['float32', 'float64', 'float16']);
+const SEED = 1;
+
+// ORT may run on the initializers inside the bytes it was given, and training-mode
+// BatchNormalization writes its running mean and var into its inputs (outputs alias inputs):
+// each session gets its own copy, so no run changes the model another session or onnxfold reads.
+export const createSession = (bytes) => ort.InferenceSession.create(bytes.slice(), SESSION);
+
+// A runtime refusal that is ONNX Runtime's own gap (an op or type it has no kernel for), not
+// an error of the model: folding such a node is fine.
+const ORT_GAP = /NOT_IMPLEMENTED|Could not find an implementation/;
+
+function float16Compare(name, e, a) {
+  if (!FLOATS.has(e.type) || e.type !== a.type) return compareTensors(name, e, a, { rtol: 0, atol: 0 });
+  const exp = Array.from(e.data, Number);
+  const act = Array.from(a.data, Number);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const x of exp) if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+  const allowed = FLOAT16_RANGE_TOLERANCE * (hi > lo ? hi - lo : 0) + 1e-3;
+  // The original model is float32 end to end; its result is compared in float32 terms.
+  return compareTensors(name, e, a, { rtol: 1e-3, atol: allowed });
+}
+
+async function runModel(bytes, feeds) {
+  const s = await createSession(bytes);
+  try {
+    const own = Object.fromEntries(s.inputNames.filter((n) => Object.hasOwn(feeds, n)).map((n) => [n, feeds[n]]));
+    const missing = s.inputNames.filter((n) => !Object.hasOwn(feeds, n));
+    return { session: s, inputNames: s.inputNames, outputNames: s.outputNames, missing, run: () => s.run(own) };
+  } catch (e) {
+    await s.release();
+    throw e;
+  }
+}
+
+const toBytes = async (m) => (m instanceof Uint8Array ? m : new Uint8Array(await m.arrayBuffer()));
+
+// What onnxfold makes of the model in `mode`: {bytes} | {prep, main} | {refused} | {crash}.
+async function transform(bytes, mode) {
+  try {
+    if (mode === 'split') {
+      const r = await splitConstants(bytes, { output: 'bytes' });
+      return { prep: await toBytes(r.prep), main: await toBytes(r.main) };
+    }
+    const r = await optimize(bytes, { output: 'bytes', ...(mode === 'float16' ? { float16: true } : {}) });
+    return { bytes: await toBytes(r.model) };
+  } catch (e) {
+    if (e instanceof OnnxfoldError) return { refused: e.message };
+    return { crash: `${e?.name ?? typeof e}: ${e?.message ?? String(e)}` };
+  }
+}
+
+function compareOutputs(mode, names, expected, actual, actual2, nondet) {
+  const bad = [];
+  for (const n of names) {
+    const e = expected[n];
+    const a = actual[n];
+    if (nondet.has(n)) {
+      const c = compareTensors(n, e, a, { rtol: Infinity, atol: Infinity });
+      if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
+      const fixed = actual2.every((r) => {
+        const c = compareTensors(n, a, r[n], { rtol: 0, atol: 0 });
+        return !c.error && !c.mismatches;
+      });
+      if (fixed) {
+        bad.push({ kind: 'stochastic', message: `output '${n}' is random in the original, fixed in the result` });
+      }
+      continue;
+    }
+    const c = mode === 'float16' ? float16Compare(n, e, a) : compareTensors(n, e, a, TOLERANCE);
+    if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
+    else if (c.mismatches) {
+      const w = c.worst;
+      bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
+        `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}` });
+    }
+  }
+  return bad;
+}
+
+/**
+ * Check one model. Options: dims (symbolic dim sizes), discontinuous (skip the float16 compare),
+ * modes (default MODES). Returns {status, refused: {mode: message}, findings, note}.
+ */
+export async function checkModel(bytes, { dims = {}, discontinuous = false, modes = MODES } = {}) {
+  const out = { status: 'ok', refused: {}, findings: [], note: '' };
+  let orig;
+  let feeds;
+  let expected;
+  let origError = null;
+  try {
+    orig = await createSession(bytes);
+  } catch (e) {
+    out.status = 'skipped';
+    out.note = `ORT cannot load the original: ${e.message.split('\n')[0].slice(0, 300)}`;
+    return out;
+  }
+  const nondet = new Set();
+  const names = orig.outputNames;
+  try {
+    feeds = makeInputs(orig, { seed: SEED, dims });
+    try {
+      expected = await orig.run(feeds);
+      // Random ops (training-mode Dropout): outputs that change between runs are compared by
+      // dtype and shape only. Three runs, so a small random output is seldom taken for fixed.
+      for (let k = 0; k < 2; k++) {
+        const again = await orig.run(feeds);
+        for (const n of names) {
+          const c = compareTensors(n, expected[n], again[n], { rtol: 0, atol: 0 });
+          if (c.error || c.mismatches) nondet.add(n);
+        }
+      }
+    } catch (e) {
+      origError = e.message.split('\n')[0].slice(0, 300);
+    }
+  } finally {
+    await orig.release();
+  }
+  if (origError && ORT_GAP.test(origError)) {
+    out.status = 'skipped';
+    out.note = `ORT cannot run the original: ${origError}`;
+    return out;
+  }
+
+  for (const mode of modes) {
+    if (origError && mode !== 'default') continue;
+    if (mode === 'float16' && discontinuous) continue;
+    const t = await transform(bytes, mode);
+    if (t.refused) { out.refused[mode] = t.refused; continue; }
+    if (t.crash) { out.findings.push({ mode, kind: 'crash', message: t.crash }); continue; }
+    let main;
+    let runFeeds = feeds;
+    try {
+      if (mode === 'split') {
+        // ORT computes the constant graph (prep), main gets its values by name.
+        const prep = await runModel(t.prep, {});
+        let values;
+        try { values = await prep.run(); } finally { await prep.session.release(); }
+        runFeeds = { ...feeds, ...values };
+        main = await runModel(t.main, runFeeds);
+      } else {
+        main = await runModel(t.bytes, feeds);
+      }
+    } catch (e) {
+      if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+      continue;
+    }
+    try {
+      if (origError) {
+        try {
+          await main.run();
+          out.findings.push({ mode, kind: 'folded-error', message: `ORT fails running the original (${origError}) but runs the result` });
+        } catch { /* both fail: consistent */ }
+        continue;
+      }
+      const io = [];
+      if (main.missing.length) io.push(`inputs the original does not have: ${main.missing.join(', ')}`);
+      if (names.join() !== main.outputNames.join()) io.push(`outputs [${main.outputNames}], original [${names}]`);
+      if (io.length) { out.findings.push({ mode, kind: 'io', message: io.join('; ') }); continue; }
+      let actual;
+      let actual2 = [];
+      try {
+        actual = await main.run();
+        if (nondet.size) actual2 = [await main.run(), await main.run()];
+      } catch (e) {
+        out.findings.push({ mode, kind: 'run', message: `ORT cannot run the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+        continue;
+      }
+      for (const f of compareOutputs(mode, names, expected, actual, actual2, nondet)) out.findings.push({ mode, ...f });
+    } finally {
+      await main.session.release();
+    }
+  }
+  if (origError && !out.findings.length) {
+    out.status = 'skipped';
+    out.note = `ORT cannot run the original: ${origError}`;
+  }
+  return out;
+}
+
+/** A finding's identity for the minimizer: the same mode and kind (and output count aside). */
+export function signature(f) {
+  return `${f.mode}/${f.kind}`;
+}
