@@ -60,7 +60,15 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
         return rr.findings.some((f) => signature(f) === sig);
       }));
     }
-    const final = shrink ? (await checkSpec(small, [first.mode])).findings.find((f) => signature(f) === sig) ?? first : first;
+    let final = first;
+    if (shrink) {
+      // The minimized model must show the finding on its own, or the original is kept.
+      final = (await checkSpec(small, [first.mode])).findings.find((f) => signature(f) === sig);
+      if (!final) {
+        final = first;
+        small = spec;
+      }
+    }
     const key = `${sig}:${small.ops.join(',')}`;
     const finding = { seed: s, opset: spec.opset, mode: first.mode, kind: first.kind, message: final.message,
       nodes: small.nodes.length, ops: small.ops, originalNodes: spec.nodes.length, minimizeChecks: checks,
