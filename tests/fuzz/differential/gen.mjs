@@ -183,6 +183,27 @@ function toHalfBits(f) {
   return sign | (exp << 10) | (mant >>> 13);
 }
 
+const FN_DOMAIN = 'fuzz.local';
+
+// A chain of 1-3 float ops inside a subgraph, starting at `x` (a body input or an outer value);
+// constants are Constant nodes of the body. Returns {nodes, out}: same shape as x.
+function bodyChain(g, x) {
+  const nodes = [];
+  let cur = x;
+  for (let k = g.int(1, 3); k > 0; k--) {
+    const out = g.name('b');
+    if (g.chance(0.5)) {
+      nodes.push({ op: g.pick(['Relu', 'Neg', 'Tanh', 'Sigmoid', 'Abs']), inputs: [cur], outputs: [out] });
+    } else {
+      const c = g.name('bk');
+      nodes.push({ op: 'Constant', inputs: [], outputs: [c], attrs: { value: { dims: [], type: 'float32', data: Float32Array.of(g.pick([0.5, 2, -1, 1.5])) } } },
+        { op: g.pick(['Add', 'Mul', 'Sub']), inputs: [cur, c], outputs: [out] });
+    }
+    cur = out;
+  }
+  return { nodes, out: cur };
+}
+
 // ---------------------------------------------------------------------------------- emitters
 // Each takes the generator and emits one op (plus the constants it needs); returns false when it
 // does not apply. `min` is the first opset the form exists in.
@@ -795,6 +816,92 @@ const emitters = {
     g.node('LayerNormalization', inputs, [['float32', x.shape]], attrs);
     return true;
   },
+
+  // If: a constant condition (onnxfold inlines the branch) or one computed from the input.
+  ifElse(g) {
+    const x = g.floatValue((v) => numel(v.shape) <= 256);
+    let cond;
+    if (g.chance(0.5)) {
+      cond = g.scalar('bool', g.chance(0.5));
+    } else {
+      const sum = g.node('ReduceSum', [x], [['float32', []]], { keepdims: 0 })[0];
+      cond = g.node('Greater', [sum, g.scalar('float32', 0)], [['bool', []]])[0];
+      g.discontinuous = true;
+    }
+    const branch = (name) => {
+      const { nodes, out } = bodyChain(g, x.name);
+      return { graph: { name, nodes, outputs: [{ name: out, type: 'float32', shape: x.shape }] } };
+    };
+    const [y] = g.node('If', [cond], [['float32', x.shape]], { then_branch: branch('then'), else_branch: branch('else') });
+    g.nodes.at(-1).implicit = [x.name];
+    return !!y;
+  },
+
+  // Loop: a trip count, a loop-carried value, and the values of every iteration stacked.
+  loop(g) {
+    const x = g.floatValue((v) => numel(v.shape) <= 64);
+    const M = g.int(1, 4);
+    const iter = g.name('b_i');
+    const condIn = g.name('b_c');
+    const vIn = g.name('b_v');
+    const { nodes, out } = bodyChain(g, vIn);
+    let vOut = out;
+    if (g.chance(0.5)) {   // use the iteration number: v + float(i)
+      const f = g.name('b_f');
+      vOut = g.name('b_o');
+      nodes.push({ op: 'Cast', inputs: [iter], outputs: [f], attrs: { to: 1 } },
+        { op: 'Add', inputs: [out, f], outputs: [vOut] });
+    }
+    const condOut = g.name('b_co');
+    const scanOut = g.name('b_s');
+    nodes.push({ op: 'Identity', inputs: [condIn], outputs: [condOut] },
+      { op: 'Identity', inputs: [vOut], outputs: [scanOut] });
+    const body = { name: 'loop_body', nodes,
+      inputs: [{ name: iter, type: 'int64', shape: [] }, { name: condIn, type: 'bool', shape: [] }, { name: vIn, type: 'float32', shape: x.shape }],
+      outputs: [{ name: condOut, type: 'bool', shape: [] }, { name: vOut, type: 'float32', shape: x.shape }, { name: scanOut, type: 'float32', shape: x.shape }] };
+    const cond = g.chance(0.5) ? '' : g.scalar('bool', true);
+    g.node('Loop', [g.scalar('int64', M), cond, x], [['float32', x.shape], ['float32', [M, ...x.shape]]], { body: { graph: body } });
+    return true;
+  },
+
+  // Scan (opset 9 form): a running state over axis 0 of x, forwards or backwards.
+  scan(g) {
+    if (g.opset < 9) return false;
+    const x = g.floatValue((v) => v.shape.length >= 1 && v.shape.length <= 3 && numel(v.shape) <= 64);
+    if (!x.shape.length) return false;
+    const elem = x.shape.slice(1);
+    const state = g.find((v) => v.type === 'float32' && v.shape.join() === elem.join() && v !== x) ?? g.konst('float32', elem);
+    const sIn = g.name('b_s');
+    const xt = g.name('b_x');
+    const { nodes, out } = bodyChain(g, xt);
+    const sOut = g.name('b_so');
+    const yt = g.name('b_y');
+    nodes.push({ op: 'Add', inputs: [sIn, out], outputs: [sOut] }, { op: 'Mul', inputs: [sOut, xt], outputs: [yt] });
+    const body = { name: 'scan_body', nodes,
+      inputs: [{ name: sIn, type: 'float32', shape: elem }, { name: xt, type: 'float32', shape: elem }],
+      outputs: [{ name: sOut, type: 'float32', shape: elem }, { name: yt, type: 'float32', shape: elem }] };
+    const attrs = { body: { graph: body }, num_scan_inputs: 1 };
+    if (g.chance(0.3)) attrs.scan_input_directions = [1];
+    g.node('Scan', [state, x], [['float32', elem], ['float32', x.shape]], attrs);
+    return true;
+  },
+
+  // A call of a local function whose body reads the call's attribute (attribute reference).
+  localFunction(g) {
+    if (g.opset < 13) return false;
+    const x = g.floatValue();
+    // With or without a Constant node in the body (functions have no initializers).
+    const k = g.chance(0.5)
+      ? [{ op: 'Constant', inputs: [], outputs: ['K'], attrs: { value: { dims: [], type: 'float32', data: Float32Array.of(1.5) } } },
+        { op: 'Mul', inputs: ['T', 'K'], outputs: ['U'] }]
+      : [{ op: 'Mul', inputs: ['T', 'X'], outputs: ['U'] }];
+    g.functions ??= [{ name: 'ScaledAct', domain: FN_DOMAIN, inputs: ['X'], outputs: ['Y'], attributes: ['alpha'],
+      nodes: [{ op: 'LeakyRelu', inputs: ['X'], outputs: ['T'], attrs: { alpha: { ref: 'alpha', type: 1 } } }, ...k,
+        { op: 'Add', inputs: ['U', 'X'], outputs: ['Y'] }] }];
+    g.node('ScaledAct', [x], [['float32', x.shape]], { alpha: { float: g.pick([0.1, 0.5, 2]) } });
+    g.nodes.at(-1).domain = FN_DOMAIN;
+    return true;
+  },
 };
 
 // BatchNormalization in the form the opset has: inference (1 output), training with 5 outputs
@@ -832,6 +939,7 @@ const WEIGHTS = {
   dropout: 3, clip: 3, softmax: 3, transpose: 4, reshape: 4, flatten: 2, squeezeUnsqueeze: 4, expand: 2,
   tile: 1, concat: 3, split: 2, slice: 3, gather: 3, pad: 2, shapeChain: 2, constantOfShape: 1, range: 1,
   matmul: 4, gemm: 2, conv: 4, batchNorm: 2, reduce: 4, argmax: 1, cumsum: 1, layerNorm: 1,
+  ifElse: 2, loop: 1, scan: 1, localFunction: 1,
 };
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 
@@ -876,6 +984,8 @@ export function generate(seed, opts = {}) {
     outputs: outs.map((name) => ({ name, type: g.types[name].type })),
     initializers: g.initializers,
     nodes: g.nodes,
+    functions: g.functions ?? [],
+    imports: g.functions ? [{ domain: FN_DOMAIN, version: 1 }] : [],
     types: g.types,
     dims: { batch: 2 },
     ops: [...g.ops].sort(),

@@ -17,7 +17,7 @@ export function prune(spec) {
   for (const n of [...spec.nodes].reverse()) {
     if (!n.outputs.some((o) => need.has(o))) continue;
     nodes.push(n);
-    for (const i of n.inputs) if (i) need.add(i);
+    for (const i of [...n.inputs, ...(n.implicit ?? [])]) if (i) need.add(i);   // implicit: read by a body
   }
   const s = clone(spec);
   s.nodes = nodes.reverse();
