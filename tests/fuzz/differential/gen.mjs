@@ -902,6 +902,121 @@ const emitters = {
     g.nodes.at(-1).domain = FN_DOMAIN;
     return true;
   },
+
+  pool(g) {
+    const spatial = g.pick([1, 2]);
+    let x = g.find((v) => v.type === 'float32' && v.shape.length === 2 + spatial && v.shape.slice(2).every((d) => d >= 2));
+    if (!x) x = g.input('float32', [g.pick([1, 2]), g.int(1, 3), ...Array.from({ length: spatial }, () => g.int(3, 6))]);
+    const op = g.pick(['MaxPool', 'AveragePool', 'GlobalAveragePool', 'GlobalMaxPool', 'MaxPool']);
+    if (op.startsWith('Global')) {
+      g.node(op, [x], [['float32', [...x.shape.slice(0, 2), ...Array(spatial).fill(1)]]]);
+      return true;
+    }
+    const dims = x.shape.slice(2);
+    const k = dims.map((d) => g.int(1, Math.min(3, d)));
+    const strides = dims.map(() => g.pick([1, 2]));
+    const pads = [...k, ...k].map((kk) => g.int(0, kk - 1));   // a pad is smaller than the kernel
+    const ceil = g.opset >= 10 && g.chance(0.3);
+    // ONNX's rule: in ceil mode a last window that would start in the end padding is dropped.
+    const out = dims.map((d, i) => {
+      const span = d + pads[i] + pads[i + spatial] - k[i];
+      let n = (ceil ? Math.ceil(span / strides[i]) : Math.floor(span / strides[i])) + 1;
+      if (ceil && (n - 1) * strides[i] >= d + pads[i]) n--;
+      return n;
+    });
+    const attrs = { kernel_shape: k };
+    if (strides.some((v) => v > 1)) attrs.strides = strides;
+    if (pads.some((v) => v)) attrs.pads = pads;
+    if (ceil) attrs.ceil_mode = 1;
+    if (op === 'AveragePool' && g.chance(0.4)) attrs.count_include_pad = 1;
+    g.node(op, [x], [['float32', [...x.shape.slice(0, 2), ...out]]], attrs);
+    return true;
+  },
+
+  depthToSpace(g) {
+    const x = g.find((v) => v.type === 'float32' && v.shape.length === 4) ?? g.input('float32', [1, 4 * g.int(1, 2), g.int(1, 3), g.int(1, 3)]);
+    const [N, C, H, W] = x.shape;
+    if (g.chance(0.5) && H % 2 === 0 && W % 2 === 0) {
+      g.node('SpaceToDepth', [x], [['float32', [N, C * 4, H / 2, W / 2]]], { blocksize: 2 });
+      return true;
+    }
+    if (C % 4) return false;
+    const attrs = { blocksize: 2 };
+    if (g.opset >= 11 && g.chance(0.5)) attrs.mode = 'CRD';
+    g.node('DepthToSpace', [x], [['float32', [N, C / 4, H * 2, W * 2]]], attrs);
+    return true;
+  },
+
+  einsum(g) {
+    if (g.opset < 12) return false;
+    const a = g.floatValue((v) => v.shape.length === 2);
+    if (a.shape.length !== 2) return false;
+    const [I, J] = a.shape;
+    const form = g.int(0, 3);
+    if (form === 0) g.node('Einsum', [a], [['float32', [J, I]]], { equation: 'ij->ji' });
+    else if (form === 1) g.node('Einsum', [a], [['float32', [I]]], { equation: 'ij->i' });
+    else if (form === 2) {
+      const K = g.int(1, 4);
+      g.node('Einsum', [a, g.konst('float32', [J, K])], [['float32', [I, K]]], { equation: 'ij,jk->ik' });
+    } else {
+      g.node('Einsum', [a, g.operandFor(a, { sameShape: true })], [['float32', [I]]], { equation: 'ij,ij->i' });
+    }
+    return true;
+  },
+
+  trilu(g) {
+    if (g.opset < 14) return false;
+    const x = g.find((v) => v.shape.length >= 2 && v.type !== 'bool') ?? g.floatValue((v) => v.shape.length >= 2);
+    if (x.shape.length < 2) return false;
+    const inputs = [x];
+    if (g.chance(0.5)) inputs.push(g.scalar('int64', g.int(-2, 2)));
+    g.node('Trilu', inputs, [[x.type, x.shape]], g.chance(0.5) ? { upper: 0 } : {});
+    return true;
+  },
+
+  instanceNorm(g) {
+    const x = g.floatValue((v) => v.shape.length >= 3 && v.shape.length <= 4);
+    if (x.shape.length < 3) return false;
+    const C = x.shape[1];
+    g.node('InstanceNormalization', [x, g.konst('float32', [C]), g.konst('float32', [C])], [['float32', x.shape]],
+      g.chance(0.3) ? { epsilon: 1e-3 } : {});
+    return true;
+  },
+
+  // QuantizeLinear -> DequantizeLinear: per tensor, or per axis from opset 13.
+  qdq(g) {
+    if (g.opset < 10) return false;
+    const x = g.floatValue((v) => v.shape.length >= 1);
+    const type = g.pick(['uint8', 'int8']);
+    const perAxis = g.opset >= 13 && x.shape.length >= 2 && g.chance(0.4);
+    const axis = perAxis ? g.int(0, x.shape.length - 1) : undefined;
+    const n = perAxis ? x.shape[axis] : 1;
+    const sshape = perAxis ? [n] : [];
+    const scale = g.konst('float32', sshape, g.randData('float32', n, { lo: 0.005, hi: 0.02 }));
+    const zp = g.konst(type, sshape, g.randData(type, n, { lo: type === 'uint8' ? 100 : -10, hi: type === 'uint8' ? 150 : 10 }));
+    const attrs = perAxis ? { axis } : {};
+    g.discontinuous = true;
+    const q = g.node('QuantizeLinear', [x, scale, zp], [[type, x.shape]], attrs)[0];
+    if (g.chance(0.8)) g.node('DequantizeLinear', [q, scale, zp], [['float32', x.shape]], attrs);
+    return true;
+  },
+
+  topk(g) {
+    if (g.opset < 10) return false;
+    const x = g.floatValue((v) => v.shape.length >= 1);
+    const r = x.shape.length;
+    const a = g.int(0, r - 1);
+    const k = g.int(1, x.shape[a]);
+    const shape = x.shape.map((d, i) => (i === a ? k : d));
+    const attrs = { axis: g.opset >= 11 && g.chance(0.3) ? a - r : a };
+    if (g.opset >= 11 && g.chance(0.3)) attrs.largest = 0;
+    g.discontinuous = true;
+    // Ties (zeros after Relu) may order indices differently; only the values are compared.
+    const [values] = g.node('TopK', [x, g.int64s([k])], [['float32', shape], ['int64', shape]], attrs);
+    g.hidden.add(g.nodes.at(-1).outputs[1]);
+    g.values = g.values.filter((v) => v.name !== g.nodes.at(-1).outputs[1]);
+    return !!values;
+  },
 };
 
 // BatchNormalization in the form the opset has: inference (1 output), training with 5 outputs
@@ -939,7 +1054,8 @@ const WEIGHTS = {
   dropout: 3, clip: 3, softmax: 3, transpose: 4, reshape: 4, flatten: 2, squeezeUnsqueeze: 4, expand: 2,
   tile: 1, concat: 3, split: 2, slice: 3, gather: 3, pad: 2, shapeChain: 2, constantOfShape: 1, range: 1,
   matmul: 4, gemm: 2, conv: 4, batchNorm: 2, reduce: 4, argmax: 1, cumsum: 1, layerNorm: 1,
-  ifElse: 2, loop: 1, scan: 1, localFunction: 1,
+  ifElse: 2, loop: 1, scan: 1, localFunction: 1, pool: 3, depthToSpace: 1, einsum: 1, trilu: 1,
+  instanceNorm: 1, qdq: 2, topk: 1,
 };
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 
@@ -968,11 +1084,12 @@ export function generate(seed, opts = {}) {
     const e = pickEmitter(g);
     if (emitters[e](g)) done++;
   }
-  // Outputs: node results nothing reads (the leaves), plus now and then an inner value.
+  // Outputs: every node result nothing reads (the leaves: no dead node, whose handling differs
+  // between runtimes; ORT frees an outer value a dead If body still reads), plus now and then
+  // an inner value.
   const produced = new Set(g.nodes.filter((n) => n.op !== 'Constant').flatMap((n) => n.outputs));
-  const read = new Set(g.nodes.flatMap((n) => n.inputs));
-  let outs = [...produced].filter((n) => !read.has(n));
-  if (outs.length > 4) outs = g.shuffle(outs).slice(0, 4);
+  const read = new Set(g.nodes.flatMap((n) => [...n.inputs, ...(n.implicit ?? [])]));
+  const outs = [...produced].filter((n) => !read.has(n) && !g.hidden.has(n));
   const inner = [...produced].filter((n) => !outs.includes(n) && !g.hidden.has(n));
   if (inner.length && (g.chance(0.3) || !outs.length)) outs.push(g.pick(inner));
   if (!outs.length) return generate(seed + 0x9e3779b9, opts);   // only Constants: draw again
