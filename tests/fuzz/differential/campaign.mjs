@@ -23,17 +23,18 @@ function specJson(spec) {
 
 /**
  * Options: seed (first), count (models at most), minutes (stop after), modes, findingsDir
- * (null: do not write), shrink (minimize findings, default true), log (progress lines).
+ * (null: do not write), shrink (minimize findings, default true), without (gen.mjs: what not to
+ * generate), log (progress lines).
  * Returns {compared, skipped, refused: {mode: n}, findings: [...], unique, seconds, rate, skipReasons}.
  */
 export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, modes = MODES,
-  findingsDir = null, shrink = true, log = () => {} } = {}) {
+  findingsDir = null, shrink = true, without = [], log = () => {} } = {}) {
   const stats = { compared: 0, skipped: 0, refused: {}, findings: [], unique: 0, seconds: 0, rate: 0, skipReasons: {}, refuseReasons: {} };
   const seen = new Set();
   const t0 = Date.now();
   const deadline = t0 + minutes * 60e3;
   for (let s = seed; s < seed + count && Date.now() < deadline; s++) {
-    const spec = generate(s);
+    const spec = generate(s, { without });
     const r = await checkSpec(spec, modes);
     for (const [m, why] of Object.entries(r.refused)) {
       stats.refused[m] = (stats.refused[m] ?? 0) + 1;

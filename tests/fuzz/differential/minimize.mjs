@@ -62,6 +62,26 @@ function cut(spec, index, how, values) {
   return prune(s);
 }
 
+// The node at `index` removed, its readers reading its first input instead (when that has the
+// type and shape of its result, the others unread and no body reads it).
+function bypass(spec, index) {
+  const node = spec.nodes[index];
+  const [out, ...rest] = node.outputs;
+  const src = node.inputs[0];
+  if (!src || !out || spec.types[src]?.type !== spec.types[out]?.type) return null;
+  if (spec.types[src].shape.join() !== spec.types[out].shape.join()) return null;
+  const readers = spec.nodes.flatMap((n) => [...n.inputs, ...(n.implicit ?? [])]);
+  if (rest.some((o) => o && readers.includes(o)) || spec.nodes.some((n) => n.implicit?.includes(out))) return null;
+  if (spec.outputs.some((o) => rest.includes(o.name))) return null;
+  const s = clone(spec);
+  s.nodes = spec.nodes.filter((_, i) => i !== index).map((n) => ({ ...n, inputs: n.inputs.map((x) => (x === out ? src : x)) }));
+  s.outputs = spec.outputs.filter((o) => o.name !== out || !spec.outputs.some((p) => p.name === src));
+  if (s.outputs.some((o) => o.name === out)) {   // a graph output keeps its name: an Identity
+    s.nodes.push({ op: 'Identity', inputs: [src], outputs: [out] });
+  }
+  return prune(s);
+}
+
 /**
  * The smallest spec found for which `fails(spec)` stays true (greedy; at most `budget` checks).
  * Values cut into inputs are only floats: random integers could divide by zero or index out of
@@ -70,8 +90,10 @@ function cut(spec, index, how, values) {
 export async function minimize(spec, fails, { budget = 400 } = {}) {
   let best = prune(spec);
   let checks = 0;
+  // Every accepted step makes the model smaller: fewer nodes, or (outputs phase) fewer outputs.
   const attempt = async (s) => {
     if (!s || checks >= budget) return false;
+    if (s.nodes.length >= best.nodes.length && s.outputs.length >= best.outputs.length) return false;
     checks++;
     if (!(await fails(s))) return false;
     best = s;
@@ -88,7 +110,8 @@ export async function minimize(spec, fails, { budget = 400 } = {}) {
     for (let i = 0; i < best.nodes.length && checks < budget; i++) {
       const node = best.nodes[i];
       const floats = node.outputs.every((o) => !o || best.types[o]?.type === 'float32');
-      if ((floats && await attempt(cut(best, i, 'input'))) || await attempt(cut(best, i, 'const', values))) {
+      if (await attempt(bypass(best, i)) || (floats && await attempt(cut(best, i, 'input'))) ||
+          await attempt(cut(best, i, 'const', values))) {
         progress = true;   // start over: indices moved, and new inputs change the seeded values
         break;
       }
