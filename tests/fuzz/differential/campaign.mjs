@@ -70,7 +70,10 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
         small = spec;
       }
     }
-    const key = `${sig}:${small.ops.join(',')}`;
+    // One file per kind of problem: the error text (names and numbers left out) tells load,
+    // run and io findings apart; a mismatch is known by the ops left after minimizing.
+    const text = final.message.replace(/'[^']*'|\([A-Za-z]+_\d+\)/g, '#').replace(/\d+/g, '#');
+    const key = `${sig}:${first.kind === 'mismatch' || first.kind === 'stochastic' ? small.ops.join(',') : text}`;
     const finding = { seed: s, opset: spec.opset, mode: first.mode, kind: first.kind, message: final.message,
       nodes: small.nodes.length, ops: small.ops, originalNodes: spec.nodes.length, minimizeChecks: checks,
       others: r.findings.slice(1).map((f) => `${f.mode}/${f.kind}: ${f.message}`), new: !seen.has(key) };
