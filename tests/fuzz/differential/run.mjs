@@ -7,7 +7,9 @@
 //
 // Prints models compared, skipped (ORT cannot load or run the original), refused (onnxfold's
 // clear errors, per mode), findings and models/s. Findings are minimized and written to --out
-// (default tests/fuzz/differential/findings). Exit status 1 when there is a finding. --without
+// (default build/differential-findings; the ones worth keeping are copied, with a name that says
+// what they are, to findings/ while open and to regressions/ once fixed). Exit status 1 when
+// there is a finding. --without
 // leaves out emitters or forms with an open finding (gen.mjs FEATURES), to look past it.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +24,7 @@ async function main() {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: {
     seed: { type: 'string', default: '1' }, count: { type: 'string', default: '1000' },
     minutes: { type: 'string' }, modes: { type: 'string', default: MODES.join(',') },
-    out: { type: 'string', default: join(here, 'findings') }, 'no-minimize': { type: 'boolean', default: false },
+    out: { type: 'string', default: join(here, '..', '..', '..', 'build', 'differential-findings') }, 'no-minimize': { type: 'boolean', default: false },
     replay: { type: 'boolean', default: false }, without: { type: 'string', default: '' }, help: { type: 'boolean', short: 'h', default: false },
   } });
   if (values.help) {
