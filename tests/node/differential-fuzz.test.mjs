@@ -4,7 +4,8 @@
 // its minimized model is written to build/test-artifacts/differential/ for the report.
 // Every committed regression (tests/fuzz/differential/regressions/*.onnx, fixed bugs) is
 // replayed and must give no finding. Open findings (tests/fuzz/differential/findings/) are not
-// required to pass: they become regressions once fixed.
+// required to pass, but still to be detected (which tests the checker): they become regressions
+// once fixed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -47,4 +48,21 @@ test('differential fuzz: committed regressions give no finding', async (t) => {
     assert.deepEqual(r.findings, [], `${f}: ${r.findings.map((x) => `${x.mode}/${x.kind}: ${x.message}`).join('; ')}`);
   }
   t.diagnostic(`${files.length} regression model(s) replayed`);
+});
+
+// The checker's own test: every open finding must still be seen (a mismatch, a result ORT
+// refuses...). One that is not is either fixed (move it to regressions/) or missed by a broken
+// checker; either way someone should look.
+test('differential fuzz: open findings are still detected', async (t) => {
+  if (!need(t, existsSync(dist), wasmMissing)) return;
+  const dir = join(repoRoot, 'tests', 'fuzz', 'differential', 'findings');
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.onnx')).sort() : [];
+  const { replay } = await import('../fuzz/differential/campaign.mjs');
+  for (const f of files) {
+    const r = await replay(join(dir, f));
+    const want = `${r.meta.mode}/${r.meta.kind}`;
+    assert.ok(r.findings.some((x) => `${x.mode}/${x.kind}` === want),
+      `${f}: no ${want} finding any more (fixed? move it to regressions/): ${r.status} ${r.note}`);
+  }
+  t.diagnostic(`${files.length} open finding(s) still detected`);
 });

@@ -336,13 +336,9 @@ const emitters = {
     const to = g.pick(chain);
     const DT = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10, float64: 11 };
     if (FLOAT.has(x.type) && !FLOAT.has(to)) g.discontinuous = true;
-    const y = g.un('Cast', x, { to: DT[to] });
-    y.type = to;
-    g.types[y.name].type = to;
+    const [y] = g.node('Cast', [x], [[to, x.shape]], { to: DT[to] });
     if (g.chance(0.6)) {  // round trip: Cast patterns (int64 -> int32 -> int64, float -> double -> float)
-      const back = g.un('Cast', y, { to: DT[x.type] });
-      back.type = x.type;
-      g.types[back.name].type = x.type;
+      g.node('Cast', [y], [[x.type, x.shape]], { to: DT[x.type] });
     }
     return true;
   },
@@ -450,8 +446,7 @@ const emitters = {
     let axis = g.int(0, r);
     if (g.opset >= 11 && g.chance(0.3) && axis > 0) axis -= r;
     const a = axis < 0 ? axis + r : axis;
-    g.un('Flatten', x, { axis }).shape = [numel(x.shape.slice(0, a)), numel(x.shape.slice(a))];
-    g.types[g.values.at(-1).name].shape = g.values.at(-1).shape;
+    g.node('Flatten', [x], [[x.type, [numel(x.shape.slice(0, a)), numel(x.shape.slice(a))]]], { axis });
     return true;
   },
 
