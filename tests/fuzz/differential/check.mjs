@@ -23,10 +23,13 @@ import { compareTensors, makeInputs } from '../../node/oracle.mjs';
 
 // The oracle's defaults: float32 folding and fusions reorder arithmetic, nothing more.
 export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
-// float16 keeps 11 significant bits: an element passes within 1e-2 of its output's range
-// (max - min of the original) plus 1e-3, as tests/node/float16.test.mjs; a broken conversion
-// (wrong weight, saturation, a float32-only op fed float16) overshoots by orders of magnitude.
-export const FLOAT16_RANGE_TOLERANCE = 1e-2;
+// float16 keeps 11 significant bits, and how much a random model loses depends on its
+// conditioning (a difference of two large sums, a product of ten values): an element passes
+// within 2e-2 of its output's range (max - min of the original, as tests/node/float16.test.mjs
+// uses 1e-2 on real models) plus 5e-2 of its own size plus 1e-3. That catches what a broken
+// conversion does (a wrong weight, saturation, a float32-only op fed float16: off by orders of
+// magnitude), not precision loss.
+export const FLOAT16_TOLERANCE = { range: 2e-2, rtol: 5e-2, atol: 1e-3 };
 export const MODES = ['default', 'float16', 'split'];
 
 ort.env.logLevel = 'fatal';   // ORT's own shape-inference log lines are noise here
@@ -51,9 +54,8 @@ function float16Compare(name, e, a) {
   let lo = Infinity;
   let hi = -Infinity;
   for (const x of exp) if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
-  const allowed = FLOAT16_RANGE_TOLERANCE * (hi > lo ? hi - lo : 0) + 1e-3;
-  // The original model is float32 end to end; its result is compared in float32 terms.
-  return compareTensors(name, e, a, { rtol: 1e-3, atol: allowed });
+  const { range, rtol, atol } = FLOAT16_TOLERANCE;
+  return compareTensors(name, e, a, { rtol, atol: atol + range * (hi > lo ? hi - lo : 0) });
 }
 
 async function runModel(bytes, feeds) {
