@@ -1012,6 +1012,49 @@ const emitters = {
     g.values = g.values.filter((v) => v.name !== g.nodes.at(-1).outputs[1]);
     return !!values;
   },
+
+  // Resize (opset 10+) and Upsample (7-9) by whole or half factors on the last two dims, with the
+  // modes and coordinate conventions runtimes most often disagree on.
+  resize(g) {
+    let x = g.find((v) => v.type === 'float32' && v.shape.length === 4 && v.shape[2] >= 2 && v.shape[3] >= 2);
+    if (!x) x = g.input('float32', [g.pick([1, 2]), g.int(1, 3), g.int(2, 4), g.int(2, 4)]);
+    const sc = [1, 1, g.pick([0.5, 1, 2, 3]), g.pick([0.5, 1, 2, 3])];
+    const shape = x.shape.map((d, i) => Math.floor(d * sc[i]));
+    if (shape.some((d) => d < 1)) return false;
+    const scales = g.konst('float32', [4], Float32Array.from(sc));
+    if (g.opset < 10) {
+      if (sc.some((v) => v < 1)) return false;   // Upsample only scales up
+      const mode = g.pick(['nearest', 'linear']);
+      if (g.opset < 9) g.node('Upsample', [x], [['float32', shape]], { mode, scales: { floats: sc } });
+      else g.node('Upsample', [x, scales], [['float32', shape]], { mode });
+      return true;
+    }
+    const attrs = { mode: g.pick(['nearest', 'linear', 'nearest', ...(g.opset >= 11 ? ['cubic'] : [])]) };
+    if (g.opset >= 11) {
+      const ctm = g.pick(['half_pixel', 'asymmetric', 'align_corners', 'pytorch_half_pixel']);
+      if (ctm !== 'half_pixel' || g.chance(0.5)) attrs.coordinate_transformation_mode = ctm;
+      if (attrs.mode === 'nearest' && g.chance(0.6)) attrs.nearest_mode = g.pick(['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil']);
+      if (attrs.mode === 'cubic' && g.chance(0.5)) attrs.cubic_coeff_a = -0.5;
+    }
+    let inputs;
+    if (g.opset === 10) inputs = [x, scales];
+    else if (g.opset < 13) inputs = [x, g.konst('float32', [0], new Float32Array(0), { forceInit: true }), scales];
+    else inputs = [x, '', scales];
+    g.discontinuous ||= attrs.mode === 'nearest';
+    g.node('Resize', inputs, [['float32', shape]], attrs);
+    return true;
+  },
+
+  gatherElements(g) {
+    if (g.opset < 11) return false;
+    const x = g.find((v) => v.shape.length >= 1 && numel(v.shape) > 0) ?? g.floatValue();
+    const r = x.shape.length;
+    const a = g.int(0, r - 1);
+    const ishape = x.shape.map((d, i) => (i === a ? g.int(1, 3) : g.int(1, d)));
+    const idx = g.konst('int64', ishape, g.randData('int64', numel(ishape), { lo: -x.shape[a], hi: x.shape[a] - 1 }));
+    g.node('GatherElements', [x, idx], [[x.type, ishape]], { axis: g.chance(0.3) ? a - r : a });
+    return true;
+  },
 };
 
 // BatchNormalization in the form the opset has: inference (1 output), training with 5 outputs
@@ -1051,7 +1094,7 @@ const WEIGHTS = {
   tile: 1, concat: 3, split: 2, slice: 3, gather: 3, pad: 2, shapeChain: 2, constantOfShape: 1, range: 1,
   matmul: 4, gemm: 2, conv: 4, batchNorm: 2, reduce: 4, argmax: 1, cumsum: 1, layerNorm: 1,
   ifElse: 2, loop: 1, scan: 1, localFunction: 1, pool: 3, depthToSpace: 1, einsum: 1, trilu: 1,
-  instanceNorm: 1, qdq: 2, topk: 1,
+  instanceNorm: 1, qdq: 2, topk: 1, resize: 2, gatherElements: 1,
 };
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 
