@@ -202,6 +202,9 @@ function bodyChain(g, x) {
     }
     cur = out;
   }
+  // Node names are per graph (the builder's Op_index), so a body's names repeat the main
+  // graph's, as exporters' do; without 'shared-node-names' they are unique over the model.
+  if (g.without.has('shared-node-names')) for (const n of nodes) n.name = `${n.outputs[0]}_node`;
   return { nodes, out: cur };
 }
 
@@ -1105,7 +1108,7 @@ function pickEmitter(g) {
 }
 
 /** What `without` can leave out besides emitter names: forms with an open finding. */
-export const FEATURES = ['bn-training-9-13', 'function-constant'];
+export const FEATURES = ['bn-training-9-13', 'function-constant', 'shared-node-names'];
 export const EMITTERS = Object.keys(emitters);
 
 /**
