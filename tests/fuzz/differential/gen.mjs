@@ -121,7 +121,10 @@ class Gen {
   }
   // A constant: an initializer or (opset >= 9 for non-floats) a Constant node.
   konst(type, shape, data, { forceInit = false } = {}) {
-    data ??= this.randData(type, numel(shape));
+    // Integers in [-8, 8] (signs matter to Div, Mod, casts); floats in [-1, 1) or now and then
+    // [-4, 4), so casts to integers, Floor and Round see more than 0 and -1.
+    const wide = INT.has(type) ? { lo: type === 'uint8' ? 0 : -8, hi: 8 } : this.chance(0.2) ? { lo: -4, hi: 4 } : {};
+    data ??= this.randData(type, numel(shape), wide);
     const name = this.name('c');
     const asNode = !forceInit && this.chance(0.3) && (this.opset >= 9 || type === 'float32');
     if (asNode) {
