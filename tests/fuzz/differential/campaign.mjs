@@ -23,12 +23,13 @@ function specJson(spec) {
 
 /**
  * Options: seed (first), count (models at most), minutes (stop after), modes, findingsDir
- * (null: do not write), shrink (minimize findings, default true), without (gen.mjs: what not to
- * generate), log (progress lines).
+ * (null: do not write), shrink (minimize findings, default true), maxShrinks (minimize only the
+ * first N findings: a failing CI run stays short), without (gen.mjs: what not to generate), log
+ * (progress lines).
  * Returns {compared, skipped, refused: {mode: n}, findings: [...], unique, seconds, rate, skipReasons}.
  */
 export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, modes = MODES,
-  findingsDir = null, shrink = true, without = [], log = () => {} } = {}) {
+  findingsDir = null, shrink = true, maxShrinks = Infinity, without = [], log = () => {} } = {}) {
   const stats = { compared: 0, skipped: 0, refused: {}, findings: [], unique: 0, seconds: 0, rate: 0, skipReasons: {}, refuseReasons: {} };
   const seen = new Set();
   const t0 = Date.now();
@@ -55,14 +56,15 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
     const sig = signature(first);
     let small = spec;
     let checks = 0;
-    if (shrink) {
+    const shrinkThis = shrink && stats.findings.length < maxShrinks;
+    if (shrinkThis) {
       ({ spec: small, checks } = await minimize(spec, async (c) => {
         const rr = await checkSpec(c, [first.mode]);
         return rr.findings.some((f) => signature(f) === sig);
       }));
     }
     let final = first;
-    if (shrink) {
+    if (shrinkThis) {
       // The minimized model must show the finding on its own, or the original is kept.
       final = (await checkSpec(small, [first.mode])).findings.find((f) => signature(f) === sig);
       if (!final) {
