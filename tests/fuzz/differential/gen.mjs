@@ -458,7 +458,12 @@ const emitters = {
 
   squeezeUnsqueeze(g) {
     let x = g.find(() => true) ?? g.floatValue();
-    const axesArg = (axes) => (g.opset >= 13 ? { inputs: [g.int64s(axes)], attrs: {} } : { inputs: [], attrs: { axes } });
+    // Before opset 11 axes are sorted: ORT's shape inference of Squeeze-1/Unsqueeze-1 takes
+    // them in the order given, its kernel sorted (noise, not findings).
+    const axesArg = (axes) => {
+      const list = g.opset < 11 ? [...axes].sort((a, b) => a - b) : axes;
+      return g.opset >= 13 ? { inputs: [g.int64s(list)], attrs: {} } : { inputs: [], attrs: { axes: list } };
+    };
     let ones = x.shape.map((d, i) => (d === 1 ? i : -1)).filter((i) => i >= 0);
     if (!ones.length || g.chance(0.5)) {
       // Unsqueeze at 1-2 positions of the output's rank.
@@ -967,7 +972,8 @@ const emitters = {
 
   trilu(g) {
     if (g.opset < 14) return false;
-    const x = g.find((v) => v.shape.length >= 2 && v.type !== 'bool') ?? g.floatValue((v) => v.shape.length >= 2);
+    // ORT's Trilu has kernels for float and int64 only.
+    const x = g.find((v) => v.shape.length >= 2 && (v.type === 'float32' || v.type === 'int64')) ?? g.floatValue((v) => v.shape.length >= 2);
     if (x.shape.length < 2) return false;
     const inputs = [x];
     if (g.chance(0.5)) inputs.push(g.scalar('int64', g.int(-2, 2)));
@@ -1044,7 +1050,11 @@ const emitters = {
     }
     let inputs;
     if (g.opset === 10) inputs = [x, scales];
-    else if (g.opset < 13) inputs = [x, g.konst('float32', [0], new Float32Array(0), { forceInit: true }), scales];
+    else if (g.opset < 13) {   // roi is a required input until 13: an empty one, for Resize only
+      const roi = g.konst('float32', [0], new Float32Array(0), { forceInit: true });
+      g.values = g.values.filter((v) => v !== roi);
+      inputs = [x, roi, scales];
+    }
     else inputs = [x, '', scales];
     g.discontinuous ||= attrs.mode === 'nearest';
     g.node('Resize', inputs, [['float32', shape]], attrs);
