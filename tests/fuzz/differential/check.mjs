@@ -125,6 +125,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, mode
   let feeds;
   let expected;
   let origError = null;
+  let ortGap = false;
   try {
     orig = await createSession(bytes);
   } catch (e) {
@@ -149,11 +150,12 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, mode
       }
     } catch (e) {
       origError = e.message.split('\n')[0].slice(0, 300);
+      ortGap = ORT_GAP.test(e.message);   // the whole message: the reason comes last
     }
   } finally {
     await orig.release();
   }
-  if (origError && ORT_GAP.test(origError)) {
+  if (ortGap) {
     out.status = 'skipped';
     out.note = `ORT cannot run the original: ${origError}`;
     return out;
