@@ -78,7 +78,9 @@ class Gen {
   name(prefix) { return `${prefix}${this.counter++}`; }
   add(name, type, shape, konst, data) {
     const v = { name, type, shape: [...shape], konst, data };
-    this.values.push(v);
+    // An empty tensor (the axes of a Squeeze of none, the shape of a scalar) is never an
+    // operand: ORT's kernels disagree on empty tensors (see slice), which is noise.
+    if (numel(shape) > 0) this.values.push(v);
     this.types[name] = { type, shape: [...shape] };
     return v;
   }
@@ -1050,11 +1052,7 @@ const emitters = {
     }
     let inputs;
     if (g.opset === 10) inputs = [x, scales];
-    else if (g.opset < 13) {   // roi is a required input until 13: an empty one, for Resize only
-      const roi = g.konst('float32', [0], new Float32Array(0), { forceInit: true });
-      g.values = g.values.filter((v) => v !== roi);
-      inputs = [x, roi, scales];
-    }
+    else if (g.opset < 13) inputs = [x, g.konst('float32', [0], new Float32Array(0), { forceInit: true }), scales];  // required roi
     else inputs = [x, '', scales];
     g.discontinuous ||= attrs.mode === 'nearest';
     g.node('Resize', inputs, [['float32', shape]], attrs);
