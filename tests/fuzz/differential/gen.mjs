@@ -14,7 +14,16 @@
 // inputs...), so ONNX Runtime loads and runs nearly every model: a model it refuses is a wasted
 // sample, counted as skipped. Integer divisors are never zero (ORT would trap) and floats stay
 // small (no Log, Sqrt of |x|), so NaN handling, which the spec leaves open, is not compared.
+// No tensor is empty, and a few forms where ORT's load-time shape inference and its kernels
+// disagree are avoided (each says why): the reference must be right for a difference to count.
 // The opset goes up to 26, the newest ONNX Runtime 1.30 loads (onnxfold knows 28).
+//
+// 46 emitters (EMITTERS; about 105 op types in all) cover elementwise ops with broadcasting,
+// integer Div/Mod, comparisons and Where, casts and their round trips, shape ops and their
+// chains, Shape -> Gather -> Reshape, Conv with BatchNormalization/Mul/Add after it, MatMul + Add,
+// Gemm, pooling, Resize, reductions, normalizations, QDQ, If/Loop/Scan bodies and a local
+// function with an attribute reference; weights are initializers, Constant nodes, or
+// initializers that are also graph inputs.
 
 import { mulberry32 } from '../../node/oracle.mjs';
 
