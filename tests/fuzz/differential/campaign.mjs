@@ -8,7 +8,7 @@ import { checkModel, MODES, signature } from './check.mjs';
 import { generate } from './gen.mjs';
 import { minimize } from './minimize.mjs';
 
-const optionsOf = (spec, modes) => ({ dims: spec.dims, discontinuous: spec.discontinuous, modes });
+const optionsOf = (spec, modes) => ({ dims: spec.dims, discontinuous: spec.discontinuous, random: spec.random, modes });
 
 /** Check the model of one spec; the result of checkModel. */
 export async function checkSpec(spec, modes = MODES) {
@@ -102,6 +102,7 @@ export async function replay(path) {
   const json = path.replace(/\.onnx$/, '.json');
   const meta = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : {};
   const r = await checkModel(new Uint8Array(readFileSync(path)), {
-    dims: meta.spec?.dims ?? { batch: 2 }, discontinuous: meta.spec?.discontinuous ?? false });
+    dims: meta.spec?.dims ?? { batch: 2 }, discontinuous: meta.spec?.discontinuous ?? false,
+    random: meta.spec?.random ?? false });
   return { meta, ...r };
 }

@@ -6,8 +6,9 @@
 //
 // A spec is what buildModel takes plus what the runner and the minimizer need: `types` (every
 // value's dtype and concrete shape), `dims` (sizes of symbolic input dims), `ops` (op types used)
-// and `discontinuous` (a float value feeds a step function: floor, a comparison, a cast to an
-// integer; float16 results may then legitimately differ, so that mode is not compared).
+// `discontinuous` (a float value feeds a step function: floor, a comparison, a cast to an
+// integer; float16 results may then legitimately differ, so that mode is not compared) and
+// `random` (a random op: the original is run more often to tell its random outputs).
 //
 // Every value's dtype and shape are tracked while generating, and each op is emitted only in a
 // form its schema at the chosen opset accepts (attributes before inputs, axis ranges, optional
@@ -66,6 +67,7 @@ class Gen {
     this.types = {};
     this.ops = new Set();
     this.discontinuous = false;
+    this.random = false;       // a random op (training-mode Dropout) is in the model
     this.counter = 0;
     this.hidden = new Set();   // values only their one reader may see
   }
@@ -380,10 +382,15 @@ const emitters = {
     const inputs = [x];
     const attrs = g.chance(0.3) ? { seed: g.int(0, 100) } : {};
     if (g.chance(0.6)) {
-      // A random mask only on 16 elements or more, so that three runs surely differ.
+      // A random mask only on 16 elements or more, so that runs of the original surely differ.
       const big = numel(x.shape) >= 16;
-      inputs.push(big && g.chance(0.2) ? '' : g.scalar('float32', g.pick(big ? [0, 0.25, 0.5] : [0])));
-      if (g.chance(0.5)) inputs.push(g.scalar('bool', g.chance(0.3)));   // training_mode
+      const ratio = big && g.chance(0.2) ? '' : g.pick(big ? [0, 0.25, 0.5] : [0]);
+      inputs.push(ratio === '' ? '' : g.scalar('float32', ratio));
+      if (g.chance(0.5)) {
+        const training = g.chance(0.3);
+        inputs.push(g.scalar('bool', training));
+        if (training && ratio !== 0) g.random = true;
+      }
     }
     g.node('Dropout', inputs, outs, attrs);
     return true;
@@ -827,6 +834,9 @@ const emitters = {
     const r = x.shape.length;
     const a = g.int(0, r - 1);
     const ns = x.shape.slice(a);
+    // Two elements or more normalized: over one, x - mean is 0 up to rounding, which
+    // 1/sqrt(epsilon) amplifies (noise, worst in float16).
+    if (numel(ns) < 2) return false;
     const inputs = [x, g.konst('float32', ns)];
     if (g.chance(0.6)) inputs.push(g.konst('float32', ns));
     const attrs = { axis: g.chance(0.5) ? a : a - r };
@@ -994,7 +1004,7 @@ const emitters = {
 
   instanceNorm(g) {
     const x = g.floatValue((v) => v.shape.length >= 3 && v.shape.length <= 4);
-    if (x.shape.length < 3) return false;
+    if (x.shape.length < 3 || numel(x.shape.slice(2)) < 2) return false;   // as LayerNormalization
     const C = x.shape[1];
     g.node('InstanceNormalization', [x, g.konst('float32', [C]), g.konst('float32', [C])], [['float32', x.shape]],
       g.chance(0.3) ? { epsilon: 1e-3 } : {});
@@ -1178,5 +1188,6 @@ export function generate(seed, opts = {}) {
     dims: { batch: 2 },
     ops: [...g.ops].sort(),
     discontinuous: g.discontinuous,
+    random: g.random,
   };
 }
