@@ -20,6 +20,7 @@
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs } from '../../node/oracle.mjs';
+import { halfToNumber } from '../../../web/src/verify-core.js';
 
 // The oracle's defaults: float32 folding and fusions reorder arithmetic, nothing more.
 export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
@@ -49,20 +50,23 @@ const ORT_GAP = /NOT_IMPLEMENTED|Could not find an implementation|Shape mismatch
 
 function float16Compare(name, e, a) {
   if (!FLOATS.has(e.type) || e.type !== a.type) return compareTensors(name, e, a, { rtol: 0, atol: 0 });
+  // float16 tensors come back as raw bits (no Float16Array in node 20).
+  const num = e.type === 'float16' && e.data instanceof Uint16Array ? halfToNumber : Number;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const v of e.data) {   // the original's outputs are float32 or float64 (never half bits)
-    const x = Number(v);
+  for (const v of e.data) {
+    const x = num(v);
     if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
   }
   // An element past float16's largest (65504) cannot be computed in float16: the format's
   // limit, not a broken conversion (weights past it stay float32; activations cannot), so the
   // result is taken as the original there.
-  const data = Float64Array.from(a.data, Number);
-  e.data.forEach((v, i) => { if (Math.abs(Number(v)) > 65504) data[i] = Number(v); });
+  const exp = Float64Array.from(e.data, num);
+  const act = Float64Array.from(a.data, num);
+  exp.forEach((x, i) => { if (Math.abs(x) > 65504) act[i] = x; });
   const { range, rtol, atol } = FLOAT16_TOLERANCE;
-  return compareTensors(name, e, { type: a.type, dims: a.dims, size: a.size, data },
-    { rtol, atol: atol + range * (hi > lo ? hi - lo : 0) });
+  const as = (t, data) => ({ type: e.type, dims: t.dims, size: t.size, data });
+  return compareTensors(name, as(e, exp), as(a, act), { rtol, atol: atol + range * (hi > lo ? hi - lo : 0) });
 }
 
 async function runModel(bytes, feeds) {
