@@ -80,6 +80,9 @@ function attribute(name, v) {
   const w = new Writer().str(1, name);
   if (typeof v === 'number' && Number.isInteger(v) || typeof v === 'bigint') return w.int(20, 2).int(3, v);
   if (typeof v === 'number') return w.int(20, 1).float(2, v);
+  // {float: 2} / {floats: [0, 1]}: a float attribute whose values happen to be whole numbers.
+  if (v && typeof v.float === 'number') return w.int(20, 1).float(2, v.float);
+  if (v && Array.isArray(v.floats)) { w.int(20, 6); for (const x of v.floats) w.float(7, x); return w; }
   if (typeof v === 'string') return w.int(20, 3).str(4, v);
   if (Array.isArray(v) && v.every((x) => Number.isInteger(x) || typeof x === 'bigint')) {
     w.int(20, 7); for (const x of v) w.int(8, x); return w;
@@ -130,7 +133,8 @@ function graphProto({ name: graphName = 'g', inputs = [], outputs = [], initiali
  *   inputs/outputs: [{name, type, shape}]   (shape entries: number or symbolic string)
  *   initializers:   [{name, type, dims, data}] (data: TypedArray or number[] for float32)
  *   nodes:          [{op, inputs, outputs, name?, domain?, attrs?: {name: value}}]
- *                   (attribute values: numbers, strings, arrays, tensors, {graph}, {ref})
+ *                   (attribute values: numbers, strings, arrays, tensors, {graph}, {ref};
+ *                   {float: x} / {floats: [...]} for float attributes with whole values)
  *   sparseInitializers: [{values: tensor, indices: int64 tensor, dims}]
  *   irVersion: null leaves it out; imports: extra [{domain, version}];
  *   functions: [{name, domain, inputs: [names], outputs: [names], attributes: [names], nodes,
