@@ -439,6 +439,11 @@ Node* Graph::replaceValue(Value* from, Value* to) {
       named = carrier->output(0);
       named->type = from->type;
     }
+    // A graph output keeps its declared type where the value taking its place has none known
+    // (a value after a function call): the writer would otherwise declare no element type.
+    const bool unknown = named->type.isNone() ||
+                         (named->type.isTensor() && named->type.elem_type == DataType::kUndefined);
+    if (unknown && !from->type.isNone()) named->type = from->type;
     // Uses first: `to` may be an initializer nothing used yet.
     from->replaceAllUsesWith(to);
     replaceOutput(from, named);

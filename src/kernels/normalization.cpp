@@ -133,6 +133,10 @@ void computeBatchNorm(ComputeContext& ctx) {
     writeAll(ctx.output(0), y);
     return;
   }
+  // saved_mean / saved_var (before opset 14) mean different things in different runtimes
+  // (ONNX Runtime's saved_var is 1 / sqrt(var + epsilon), the spec says variance): not folded.
+  if (ctx.hasOutput(3) || ctx.hasOutput(4))
+    ctx.unsupported("saved_mean and saved_var differ between runtimes");
   // Training: normalize with the batch statistics (population variance) and
   // blend them into the running statistics with `momentum`.
   // In double: with no channels, batch * spatial may overflow int64.
@@ -173,8 +177,6 @@ void computeBatchNorm(ComputeContext& ctx) {
   };
   put(1, rmean);
   put(2, rvar);
-  put(3, bmean);
-  put(4, bvar);
 }
 
 // ================================================================= InstanceNormalization

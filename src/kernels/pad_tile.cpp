@@ -340,9 +340,8 @@ bool upsampleScales(const OpContext& ctx, const Tensor* scales_t, std::vector<fl
 }
 
 void inferUpsample(InferContext& ctx) {
+  // The type and shape do not depend on the mode (only nearest is computed).
   const DataType dt = ctx.inputDtype(0);
-  if (ctx.attrString("mode", "nearest") != "nearest")
-    ctx.unsupported("only nearest mode is supported");
   const Shape* in = ctx.inputShape(0);
   std::vector<float> scales;
   if (in == nullptr) {
@@ -377,6 +376,8 @@ void inferUpsample(InferContext& ctx) {
 }
 
 void computeUpsample(ComputeContext& ctx) {
+  if (ctx.attrString("mode", "nearest") != "nearest")
+    ctx.unsupported("only nearest mode is computed");
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   std::vector<float> scales;

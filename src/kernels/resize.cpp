@@ -376,7 +376,8 @@ AxisTaps axisTaps(const OpContext& ctx, const ResizeAttrs& a, const ResizePlan& 
         break;
       }
       case Coord::kPytorchHalfPixel:
-        xo = W == 1 ? -0.5 : (x + 0.5) / s - 0.5;
+        // The spec's length_resized is the output's length, not the unfloored width.
+        xo = out_len > 1 ? (x + 0.5) / s - 0.5 : 0.0;
         break;
       case Coord::kHalfPixel:
         xo = (x + 0.5) / s - 0.5;
