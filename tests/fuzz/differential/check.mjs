@@ -88,7 +88,8 @@ async function transform(bytes, mode) {
   try {
     if (mode === 'split') {
       const r = await splitConstants(bytes, { output: 'bytes' });
-      return { prep: await toBytes(r.prep), main: await toBytes(r.main) };
+      // Nothing to split is a result: prep is empty (ORT loads no empty graph), main the model.
+      return { prep: r.report.nothing_to_split ? null : await toBytes(r.prep), main: await toBytes(r.main) };
     }
     const r = await optimize(bytes, { output: 'bytes', ...(mode === 'float16' ? { float16: true } : {}) });
     return { bytes: await toBytes(r.model) };
@@ -184,9 +185,11 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
     try {
       if (mode === 'split') {
         // ORT computes the constant graph (prep), main gets its values by name.
-        const prep = await runModel(t.prep, {});
-        let values;
-        try { values = await prep.run(); } finally { await prep.session.release(); }
+        let values = {};
+        if (t.prep) {
+          const prep = await runModel(t.prep, {});
+          try { values = await prep.run(); } finally { await prep.session.release(); }
+        }
         runFeeds = { ...feeds, ...values };
         main = await runModel(t.main, runFeeds);
       } else {
