@@ -495,7 +495,10 @@ class Validator {
   // model (not a gap in what onnxfold knows: those throw UnsupportedError).
   void infer(Node& n, bool in_function) {
     const NodeInference r = prop_.inferNode(n);
-    if (r.ok || !r.invalid || in_function || n.hasSubgraphs()) return;
+    // If and Loop rules read body types inference may not know yet; Scan's rule checks the
+    // node itself (its axes and the scanned inputs' lengths) and copies the body's types.
+    const bool body_rule = n.hasSubgraphs() && !(n.isOp("Scan") && n.isDefaultDomain());
+    if (r.ok || !r.invalid || in_function || body_rule) return;
     for (const Value* v : n.inputs()) {
       if (v == nullptr) continue;
       const Type& t = prop_.typeOf(v);
