@@ -144,11 +144,11 @@ test('--float16 on a small Llama-shaped decoder (make_llm.py)', async (t) => {
 // load (it once held float16 -> float16 Casts typed float).
 test('--float16 on local functions with attribute references', async (t) => {
   if (!need(t, haveCli, cliMissing)) return;
-  const weights = Float32Array.from({ length: 4 * 2 * 3 * 3 }, (_, i) => Math.sin(i) / 4);
+  const weights = Float32Array.from({ length: 16 * 8 * 3 * 3 }, (_, i) => Math.sin(i) / 4);
   const model = join(tmp, 'function_ref_attr.onnx');
   writeFileSync(model, buildModel({ opset: 17,
-    inputs: [{ name: 'x', shape: [1, 4, 5, 5] }], outputs: [{ name: 'z', shape: [1, 4, 3, 3] }],
-    initializers: [{ name: 'w', type: 'float32', dims: [4, 2, 3, 3], data: weights }],
+    inputs: [{ name: 'x', shape: [1, 16, 5, 5] }], outputs: [{ name: 'z', shape: [1, 16, 3, 3] }],
+    initializers: [{ name: 'w', type: 'float32', dims: [16, 8, 3, 3], data: weights }],
     imports: [{ domain: 'local', version: 1 }],
     nodes: [{ op: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['z'], attrs: { group: 2 } }],
     functions: [{ name: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['y'], attributes: ['group'],

@@ -97,8 +97,12 @@ test('optimize: options reach the pipeline', async (t) => {
   assert.equal(report.after.op_histogram.Identity, undefined);
   assert.ok(report.after.op_histogram.BatchNormalization > 0, 'no folding ran');
   // A zero size budget keeps folds that add bytes from happening.
-  const tight = await optimize(bytes, { sizeBudget: 0, constructorBudget: 0, preserve: ['*'], extra: { 'cse.enabled': 1 } });
+  const tight = await optimize(bytes, { sizeBudget: 0, constructorBudget: 0, preserve: ['*'],
+    extra: { 'convert-float16.block': 'Exp' } });
   assert.ok(tight.report.after.nodes > 0);
+  // --extra settings are checked before the run: a key no pass reads is an error, not ignored.
+  await assert.rejects(optimize(bytes, { extra: { 'cse.enabled': '1' } }),
+    (e) => e instanceof OnnxfoldError && /pass 'cse' has no setting 'enabled'/.test(e.message));
 
   await assert.rejects(optimize(bytes, { passes: ['no-such-pass'] }),
     (e) => e instanceof OnnxfoldError && e instanceof Error && /no-such-pass/.test(e.message));
