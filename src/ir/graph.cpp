@@ -15,6 +15,7 @@ void Value::setName(std::string name) {
   graph_->undefineName(this);
   name_ = std::move(name);
   graph_->defineName(this);
+  if (initializer_) initializer_->name = name_;  // a copy of the graph names it by its tensor
 }
 
 std::vector<Node*> Value::users() const {

@@ -178,7 +178,10 @@ class Converter {
     }
     for (size_t i = 0; i < call.numOutputs() && i < body.outputs().size(); ++i) {
       Value* out = call.output(i);
-      if (out != nullptr && out->type.isNone()) out->type = prop_.typeOf(body.outputs()[i]);
+      if (out == nullptr || !out->type.isNone()) continue;
+      out->type = prop_.typeOf(body.outputs()[i]);
+      // The body was inferred for the first call's shapes: other calls share only the type.
+      if (out->type.isTensor()) out->type.shape.reset();
     }
   }
 
