@@ -59,7 +59,8 @@ export function resolveDim(d, dims = {}, dimValue = DEFAULTS.dimValue) {
   return (typeof d === 'string' && d ? ruleFor(d) : undefined) ?? dimValue;
 }
 
-function toHalfBits(f) {
+// float32 -> float16 bits, truncating (test inputs and data only: tiny values flush to zero).
+export function toHalfBits(f) {
   const view = new DataView(new ArrayBuffer(4));
   view.setFloat32(0, f);
   const x = view.getUint32(0);

@@ -27,6 +27,7 @@
 // initializers that are also graph inputs.
 
 import { mulberry32 } from '../../node/oracle.mjs';
+import { toHalfBits } from '../../../web/src/verify-core.js';
 
 export const MIN_OPSET = 7;
 export const MAX_OPSET = 26;
@@ -188,17 +189,6 @@ class Gen {
   }
 }
 
-function toHalfBits(f) {
-  const view = new DataView(new ArrayBuffer(4));
-  view.setFloat32(0, f);
-  const x = view.getUint32(0);
-  const sign = (x >>> 16) & 0x8000;
-  const exp = ((x >>> 23) & 0xff) - 127 + 15;
-  const mant = x & 0x7fffff;
-  if (exp <= 0) return sign;                       // small values flush to zero (fine for test data)
-  if (exp >= 31) return sign | 0x7c00;
-  return sign | (exp << 10) | (mant >>> 13);
-}
 
 const FN_DOMAIN = 'fuzz.local';
 
