@@ -16,7 +16,9 @@
 //
 // Modes: 'default' (optimize with default options), 'float16' (float16: true; compared by the
 // range rule below, only when the model has no step function on floats), 'split'
-// (splitConstants: ORT runs prep, and main on prep's outputs).
+// (splitConstants: ORT runs prep, and main on prep's outputs), 'outline' (outline-functions at
+// depth 2: each module the node names give, "/blocks/block.2", becomes a local function), 'inline' (inline-functions: every
+// call of a local function expanded, attribute references resolved).
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs } from '../../node/oracle.mjs';
@@ -31,7 +33,7 @@ export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
 // conversion does (a wrong weight, saturation, a float32-only op fed float16: off by orders of
 // magnitude), not precision loss.
 export const FLOAT16_TOLERANCE = { range: 2e-2, rtol: 5e-2, atol: 1e-3 };
-export const MODES = ['default', 'float16', 'split'];
+export const MODES = ['default', 'float16', 'split', 'outline', 'inline'];
 
 ort.env.logLevel = 'fatal';   // ORT's own shape-inference log lines are noise here
 const SESSION = { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 4 };
@@ -91,7 +93,9 @@ async function transform(bytes, mode) {
       // Nothing to split is a result: prep is empty (ORT loads no empty graph), main the model.
       return { prep: r.report.nothing_to_split ? null : await toBytes(r.prep), main: await toBytes(r.main) };
     }
-    const r = await optimize(bytes, { output: 'bytes', ...(mode === 'float16' ? { float16: true } : {}) });
+    const options = { float16: { float16: true }, outline: { passes: ['outline-functions'], extra: { 'outline-functions.depth': '2' } },
+      inline: { passes: ['inline-functions'] } }[mode] ?? {};
+    const r = await optimize(bytes, { output: 'bytes', ...options });
     return { bytes: await toBytes(r.model) };
   } catch (e) {
     if (e instanceof OnnxfoldError) return { refused: e.message };

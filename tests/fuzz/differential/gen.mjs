@@ -1155,6 +1155,15 @@ export function generate(seed, opts = {}) {
     const e = pickEmitter(g);
     if (!g.without.has(e) && emitters[e](g)) done++;
   }
+  // Half the models name their nodes by module, as exporters do ("/blocks/block.2/Add_7"), so
+  // outline-functions has modules to outline.
+  if (g.chance(0.5)) {
+    let block = 0;
+    g.nodes.forEach((n, i) => {
+      if (i > 0 && g.chance(0.3)) block++;
+      n.name = `/blocks/block.${block}/${n.op}_${i}`;
+    });
+  }
   // Outputs: every node result nothing reads (the leaves: no dead node, whose handling differs
   // between runtimes; ORT frees an outer value a dead If body still reads), plus now and then
   // an inner value.
