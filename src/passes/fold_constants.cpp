@@ -262,9 +262,7 @@ class FoldConstants : public Pass {
           if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs, types)) {
             outs.push_back(std::move(*later));
           } else {
-            int64_t steps = kSubgraphSteps;
-            SubgraphEnv env = subgraphEnv(*n, prop);
-            env.steps_left = &steps;
+            const SubgraphEnv env = subgraphEnv(*n, prop);
             outs = evaluateNode(*n, inf.opset, inputs, &env);
           }
         } catch (const std::exception& e) {

@@ -291,4 +291,24 @@ export const hostileModels = [
         f32('m', [2], [0.5, 0]), f32('v', [2], [1, 4])],
       nodes: [{ op: 'Conv', inputs: ['x', 'w'], outputs: ['c'] },
         { op: 'BatchNormalization', inputs: ['c', 's', 'b', 'm', 'v'], outputs: ['y', 'rm', 'rv', 'sm', 'sv'] }] }) },
+  // --- issue 26: each case finishes in linear time or a budget refuses it, within 20 s and 2 GB --
+  // 96 Loops that never end (no trip count, the condition stays true): the run's evaluation
+  // budget (steps) stops them together, not one by one. ONNX Runtime would never finish them.
+  { name: 'loops-that-never-end', expect: 'any', refuse: false, oracle: false,
+    build: () => buildModel({ inputs: [], outputs: Array.from({ length: 96 }, (_, k) => ({ name: `y${k}` })),
+      initializers: [f32('x', [1], [1]), { name: 'c', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: Array.from({ length: 96 }, (_, k) => ({ op: 'Loop', inputs: ['', 'c', 'x'],
+        outputs: [`y${k}`], attrs: { body: { graph: { name: `body${k}`,
+          inputs: [{ name: 'i', type: 'int64', shape: [] }, { name: 'ci', type: 'bool', shape: [] }, { name: 'v', shape: [1] }],
+          outputs: [{ name: 'co', type: 'bool', shape: [] }, { name: 'w', shape: [1] }],
+          nodes: [{ op: 'Identity', inputs: ['ci'], outputs: ['co'] }, { op: 'Neg', inputs: ['v'], outputs: ['w'] }] } } } })) }) },
+  // A Loop whose carried value doubles every step, for 30 steps (4 GB): the budget's bytes stop it.
+  { name: 'loop-carried-value-doubles', expect: 'any', refuse: false, oracle: false,
+    build: () => buildModel({ inputs: [], outputs: [{ name: 'y' }],
+      initializers: [f32('x', [1], [1]), i64('m', [], [30]), { name: 'c', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: [{ op: 'Loop', inputs: ['m', 'c', 'x'], outputs: ['y'], attrs: { body: { graph: { name: 'body',
+        inputs: [{ name: 'i', type: 'int64', shape: [] }, { name: 'ci', type: 'bool', shape: [] }, { name: 'v', shape: ['n'] }],
+        outputs: [{ name: 'co', type: 'bool', shape: [] }, { name: 'w', shape: ['m'] }],
+        nodes: [{ op: 'Identity', inputs: ['ci'], outputs: ['co'] },
+          { op: 'Concat', inputs: ['v', 'v'], outputs: ['w'], attrs: { axis: 0 } }] } } } }] }) },
 ];
