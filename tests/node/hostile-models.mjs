@@ -311,4 +311,9 @@ export const hostileModels = [
         outputs: [{ name: 'co', type: 'bool', shape: [] }, { name: 'w', shape: ['m'] }],
         nodes: [{ op: 'Identity', inputs: ['ci'], outputs: ['co'] },
           { op: 'Concat', inputs: ['v', 'v'], outputs: ['w'], attrs: { axis: 0 } }] } } } }] }) },
+  // 151 Negs in a chain over a 16 MB weight, each fold deferred to write time: the chain is
+  // computed link by link, not with every intermediate resident (2.4 GB).
+  { name: 'chain-of-deferred-folds', expect: 'any', refuse: false,
+    build: () => constant(Array.from({ length: 151 }, (_, k) => ({ op: 'Neg', inputs: [k ? `n${k - 1}` : 'w'],
+      outputs: [k === 150 ? 'y' : `n${k}`] })), [{ name: 'w', type: 'float32', dims: [4 << 20], data: new Float32Array(4 << 20).fill(0.5) }]) },
 ];
