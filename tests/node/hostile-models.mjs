@@ -316,4 +316,15 @@ export const hostileModels = [
   { name: 'chain-of-deferred-folds', expect: 'any', refuse: false,
     build: () => constant(Array.from({ length: 151 }, (_, k) => ({ op: 'Neg', inputs: [k ? `n${k - 1}` : 'w'],
       outputs: [k === 150 ? 'y' : `n${k}`] })), [{ name: 'w', type: 'float32', dims: [4 << 20], data: new Float32Array(4 << 20).fill(0.5) }]) },
+  // 30,000 constant Ifs whose branches name their values alike: inlining finds each a fresh
+  // name in constant time (it tried __1, __2, ... every time: quadratic).
+  { name: 'constant-ifs-30000', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      initializers: [{ name: 't', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: Array.from({ length: 30000 }, (_, k) => ({ op: 'If', name: `if${k}`, inputs: ['t'],
+        outputs: [k === 29999 ? 'y' : `m${k}`], attrs: {
+          then_branch: { graph: { name: 'th', outputs: [{ name: 'a' }],
+            nodes: [{ op: 'Neg', name: 'neg', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['a'] }] } },
+          else_branch: { graph: { name: 'el', outputs: [{ name: 'b' }],
+            nodes: [{ op: 'Abs', name: 'abs', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['b'] }] } } } })) }) },
 ];
