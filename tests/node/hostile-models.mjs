@@ -327,4 +327,10 @@ export const hostileModels = [
             nodes: [{ op: 'Neg', name: 'neg', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['a'] }] } },
           else_branch: { graph: { name: 'el', outputs: [{ name: 'b' }],
             nodes: [{ op: 'Abs', name: 'abs', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['b'] }] } } } })) }) },
+  // SequenceConstruct of 100,000 constants: the bytes a fold frees are counted in one pass
+  // over its inputs (every input's user was checked against every input: 10^10 steps).
+  { name: 'sequence-of-100000-constants', expect: 'any', refuse: false,
+    build: () => constant([{ op: 'SequenceConstruct', inputs: Array.from({ length: 100000 }, (_, k) => `c${k}`), outputs: ['s'] },
+      { op: 'ConcatFromSequence', inputs: ['s'], outputs: ['y'], attrs: { axis: 0 } }],
+    Array.from({ length: 100000 }, (_, k) => f32(`c${k}`, [1], [k]))) },
 ];
