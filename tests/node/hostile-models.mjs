@@ -333,4 +333,16 @@ export const hostileModels = [
     build: () => constant([{ op: 'SequenceConstruct', inputs: Array.from({ length: 100000 }, (_, k) => `c${k}`), outputs: ['s'] },
       { op: 'ConcatFromSequence', inputs: ['s'], outputs: ['y'], attrs: { axis: 0 } }],
     Array.from({ length: 100000 }, (_, k) => f32(`c${k}`, [1], [k]))) },
+  // 5,000 weights of 2 KiB equal on the bytes pool-constants samples, different elsewhere
+  // (float 480 lies between the last two samples, so comparing a pair reads almost all of
+  // both): a full hash tells them apart, each read once.
+  { name: 'weights-equal-on-their-samples', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [512] }], outputs: [{ name: 'y' }],
+      initializers: Array.from({ length: 5000 }, (_, k) => {
+        const data = new Float32Array(512).fill(0.25);
+        data[480] = k;
+        return { name: `w${k}`, type: 'float32', dims: [512], data };
+      }),
+      nodes: Array.from({ length: 5000 }, (_, k) => ({ op: 'Add', inputs: [k ? `a${k - 1}` : 'x', `w${k}`],
+        outputs: [k === 4999 ? 'y' : `a${k}`] })) }) },
 ];
