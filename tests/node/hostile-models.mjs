@@ -345,4 +345,9 @@ export const hostileModels = [
       }),
       nodes: Array.from({ length: 5000 }, (_, k) => ({ op: 'Add', inputs: [k ? `a${k - 1}` : 'x', `w${k}`],
         outputs: [k === 4999 ? 'y' : `a${k}`] })) }) },
+  // A node name that is a module path 200,000 levels deep: the module tree stops at 256
+  // levels (it stored every prefix, 4 GB, and recursed once per level).
+  { name: 'module-path-200000-deep', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      nodes: [{ op: 'Neg', name: '/a'.repeat(200000) + '/Neg', inputs: ['x'], outputs: ['y'] }] }) },
 ];
