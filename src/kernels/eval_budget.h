@@ -2,10 +2,9 @@
 //
 // Every kernel evaluation of the run draws on it: the folds of fold-constants and
 // split-constants, the bodies Loop, Scan and SequenceMap run, the values inference
-// computes while validating, and kernels whose work depends on their data (TreeEnsemble
-// node visits). A limit per fold let 96 endless Loops take a second each (100 s in all);
-// one per run bounds the run. A spent budget throws UnsupportedError: the fold is left as
-// it is and explained, the run goes on.
+// computes while validating. A limit per fold let 96 endless Loops take a second
+// each (100 s in all); one per run bounds the run. A spent budget throws
+// UnsupportedError: the fold is left as it is and explained, the run goes on.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +16,6 @@ constexpr int64_t kEvalSteps = int64_t{1} << 20;
 // Bytes of the values computed inside subgraph bodies per run (a fold's own result is
 // bounded by the size and growth budgets instead).
 constexpr uint64_t kEvalBytes = uint64_t{1} << 30;
-// Elementary data-dependent operations (tree node visits) that count as one step.
-constexpr int64_t kOpsPerStep = 1024;
 
 class EvalBudget {
  public:
