@@ -2,9 +2,10 @@
 //
 // Every kernel evaluation of the run draws on it: the folds of fold-constants and
 // split-constants, the bodies Loop, Scan and SequenceMap run, the values inference
-// computes while validating. A limit per fold let 96 endless Loops take a second
-// each (100 s in all); one per run bounds the run. A spent budget throws
-// UnsupportedError: the fold is left as it is and explained, the run goes on.
+// computes while validating, TreeEnsemble's node visits and FlexAttention's scores. A
+// limit per fold let 96 endless Loops take a second each (100 s in all); one per run
+// bounds the run. A spent budget throws UnsupportedError: the fold is left as it is and
+// explained, the run goes on.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +14,13 @@ namespace onnxfold {
 
 // Node evaluations per run: about four seconds of small kernels.
 constexpr int64_t kEvalSteps = int64_t{1} << 20;
-// Bytes of the values computed inside subgraph bodies per run (a fold's own result is
-// bounded by the size and growth budgets instead).
+// Bytes of the values computed inside subgraph bodies, and of kernels' scratch
+// (FlexAttention's scores), per run (a fold's own result is bounded by the size and
+// growth budgets instead).
 constexpr uint64_t kEvalBytes = uint64_t{1} << 30;
+
+// Tree node visits (TreeEnsemble) that count as one step: about as long as a small kernel.
+constexpr int64_t kVisitsPerStep = 1024;
 
 class EvalBudget {
  public:

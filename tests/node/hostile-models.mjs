@@ -350,4 +350,28 @@ export const hostileModels = [
   { name: 'module-path-200000-deep', expect: 'any', refuse: false,
     build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
       nodes: [{ op: 'Neg', name: '/a'.repeat(200000) + '/Neg', inputs: ['x'], outputs: ['y'] }] }) },
+  // FlexAttention whose scores take 2 GiB (2^28 doubles) for a 64 KiB result: the scores are
+  // counted against the run's bytes before they are allocated.
+  { name: 'flex-attention-2gib-scores', expect: 'any', refuse: false,
+    build: () => buildModel({ opset: 13, imports: [{ domain: 'ai.onnx.preview', version: 1 }],
+      inputs: [], outputs: [{ name: 'y' }],
+      initializers: ['q', 'k', 'v'].map((n) => f32(n, [1, 1, 16384, 1], fill(16384, 0.5))),
+      nodes: [{ op: 'FlexAttention', domain: 'ai.onnx.preview', inputs: ['q', 'k', 'v'], outputs: ['y'] }] }) },
+  // A degenerate TreeEnsemble: one tree that is a chain of 400,000 nodes, 50,000 rows
+  // (2x10^10 node visits; validation computes it too, its output being small): the visits
+  // count against the run's steps. ONNX Runtime would take minutes.
+  { name: 'tree-ensemble-2e10-visits', expect: 'any', refuse: false, oracle: false,
+    build: () => {
+      const n = 400000;
+      const ids = (f) => Array.from({ length: n }, (_, i) => f(i));
+      return buildModel({ opset: 21, imports: [{ domain: 'ai.onnx.ml', version: 5 }],
+        inputs: [], outputs: [{ name: 'y' }], initializers: [f32('x', [50000, 1], fill(50000, 0.5))],
+        nodes: [{ op: 'TreeEnsemble', domain: 'ai.onnx.ml', inputs: ['x'], outputs: ['y'], attrs: {
+          tree_roots: [0], nodes_featureids: ids(() => 0),
+          nodes_splits: f32(undefined, [n], fill(n, 1)),
+          nodes_modes: { type: 'uint8', dims: [n], data: new Uint8Array(n) },
+          nodes_truenodeids: ids((i) => (i + 1 < n ? i + 1 : 0)), nodes_trueleafs: ids((i) => (i + 1 < n ? 0 : 1)),
+          nodes_falsenodeids: ids(() => 0), nodes_falseleafs: ids(() => 1),
+          leaf_targetids: [0], leaf_weights: f32(undefined, [1], [1]), n_targets: 1, aggregate_function: 1 } }] });
+    } },
 ];
