@@ -374,4 +374,10 @@ export const hostileModels = [
           nodes_falsenodeids: ids(() => 0), nodes_falseleafs: ids(() => 1),
           leaf_targetids: [0], leaf_weights: f32(undefined, [1], [1]), n_targets: 1, aggregate_function: 1 } }] });
     } },
+  // dims [0] with 16 KiB of raw_data: refused on both read paths (the streaming one, which
+  // leaves large raw_data in the file, accepted it), as ONNX Runtime refuses it.
+  { name: 'empty-dims-with-raw-data', expect: 'refuse', error: /raw_data has 16384 bytes, float32 dims need 0/,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      initializers: [{ name: 'w', type: 'float32', dims: [0], data: new Float32Array(4096) }],
+      nodes: [{ op: 'Concat', inputs: ['x', 'w'], outputs: ['y'], attrs: { axis: 0 } }] }) },
 ];
