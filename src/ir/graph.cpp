@@ -314,7 +314,14 @@ Value* Graph::newValue(std::string name) {
 void Graph::reserveValues(size_t n) {
   owned_values_.reserve(owned_values_.size() + n);
   scope_.reserve(scope_.size() + n);
-  names_->taken.reserve(names_->taken.size() + n);
+  // The name table is the model's, shared by every subgraph: reserving it to the exact need
+  // of each of 20,000 branches rehashed it (even shrank it) each time, quadratic in branches.
+  // It grows geometrically instead, as inserting would.
+  std::unordered_set<std::string>& taken = names_->taken;
+  if (static_cast<double>(taken.size() + n) >
+      static_cast<double>(taken.bucket_count()) * taken.max_load_factor()) {
+    taken.reserve(std::max(taken.size() + n, 2 * taken.size()));
+  }
 }
 
 void Graph::defineName(Value* v) {

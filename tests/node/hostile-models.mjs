@@ -380,4 +380,19 @@ export const hostileModels = [
     build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
       initializers: [{ name: 'w', type: 'float32', dims: [0], data: new Float32Array(4096) }],
       nodes: [{ op: 'Concat', inputs: ['x', 'w'], outputs: ['y'], attrs: { axis: 0 } }] }) },
+  // 20,000 Ifs, each outer one holding an inner one: every branch reserved the model's shared
+  // name table to its exact need, rehashing (even shrinking) it each time; read in linear time.
+  { name: 'ifs-nested-20000', expect: 'any', refuse: false,
+    build: () => {
+      const neg = (g, i, o) => ({ name: g, outputs: [{ name: o }], nodes: [{ op: 'Neg', inputs: [i], outputs: [o] }] });
+      return buildModel({ inputs: [{ name: 'x', shape: [2] }, { name: 'c', type: 'bool', shape: [] }], outputs: [{ name: 'y' }],
+        nodes: Array.from({ length: 10000 }, (_, k) => {
+          const i = k ? `m${k - 1}` : 'x';
+          const inner = { op: 'If', inputs: ['c'], outputs: [`t${k}`], attrs: {
+            then_branch: { graph: neg(`it${k}`, i, `it${k}o`) }, else_branch: { graph: neg(`ie${k}`, i, `ie${k}o`) } } };
+          return { op: 'If', inputs: ['c'], outputs: [k === 9999 ? 'y' : `m${k}`], attrs: {
+            then_branch: { graph: { name: `ot${k}`, outputs: [{ name: `t${k}` }], nodes: [inner] } },
+            else_branch: { graph: neg(`oe${k}`, i, `oe${k}o`) } } };
+        }) });
+    } },
 ];
