@@ -7,7 +7,9 @@
 namespace onnxfold {
 
 namespace {
-thread_local EvalBudget::Scope* g_scope = nullptr;
+// One run at a time, as for the memory limit (ir/buffer.h); wasm32 has no thread_local
+// without atomics.
+EvalBudget::Scope* g_scope = nullptr;
 }  // namespace
 
 EvalBudget::Scope::Scope(int64_t steps, uint64_t bytes)
