@@ -228,6 +228,25 @@ async function blobBytes(blob, what) {
   return bytes;
 }
 
+// The descriptors of the files sources read, by file (device and inode): at most
+// MAX_OPEN_FILES stay open, the most recently read, and the others are opened again when
+// read; the rule of the native side (src/api/file_io.cpp, Descriptors). A model may name
+// thousands of data files, more than a process may hold open.
+const MAX_OPEN_FILES = 64;
+const openFiles = new Map();  // key -> { path, users, fd (null when closed) }
+const recentFiles = new Map();  // keys of the files with an open fd, least recently read first
+
+function keepOpen(key, entry) {
+  recentFiles.delete(key);
+  recentFiles.set(key, entry);
+  for (const [k, e] of recentFiles) {
+    if (recentFiles.size <= MAX_OPEN_FILES) break;
+    nodeModule('fs').closeSync(e.fd);
+    e.fd = null;
+    recentFiles.delete(k);
+  }
+}
+
 function openFileSource(file, what) {
   const fs = nodeModule('fs');
   let fd;
@@ -239,25 +258,55 @@ function openFileSource(file, what) {
     if (e instanceof OnnxfoldError) throw e;
     throw new OnnxfoldError(`${what}: cannot open ${file}: ${e.message}`, { cause: e });
   }
-  const st = fs.fstatSync(fd);
+  const st = fs.fstatSync(fd, { bigint: true });
   if (!st.isFile()) {
     fs.closeSync(fd);
     throw new OnnxfoldError(`${what}: ${file} is not a regular file`);
   }
+  const key = `${st.dev}:${st.ino}`;
+  let entry = openFiles.get(key);
+  if (!entry) openFiles.set(key, (entry = { path: String(file), users: 0, fd: null }));
+  entry.users += 1;
+  if (entry.fd === null) entry.fd = fd;
+  else fs.closeSync(fd);
+  keepOpen(key, entry);
+  const descriptor = () => {
+    if (entry.fd === null) {
+      const again = fs.openSync(entry.path, 'r');
+      const now = fs.fstatSync(again, { bigint: true });
+      if (`${now.dev}:${now.ino}` !== key) {
+        fs.closeSync(again);
+        throw new OnnxfoldError(`${what}: ${file} was replaced while onnxfold read it`);
+      }
+      entry.fd = again;
+    }
+    keepOpen(key, entry);
+    return entry.fd;
+  };
+  let closed = false;
   return {
-    size: st.size,
+    size: Number(st.size),
     path: String(file),
-    fd,
     read(off, n, heap, at) {
+      const d = descriptor();
       for (let done = 0; done < n;) {
         // At most 1 GiB per read (node's limit is 2 GiB - 1).
-        const got = fs.readSync(fd, heap, at + done, Math.min(n - done, 1 << 30), off + done);
+        const got = fs.readSync(d, heap, at + done, Math.min(n - done, 1 << 30), off + done);
         if (got === 0) throw new OnnxfoldError(`${what}: ${file} ended early (did it change?)`);
         done += got;
       }
     },
     part: undefined,
-    close() { try { fs.closeSync(fd); } catch { /* closed */ } },
+    close() {
+      if (closed) return;
+      closed = true;
+      if (--entry.users > 0) return;
+      openFiles.delete(key);
+      if (entry.fd !== null) {
+        recentFiles.delete(key);
+        try { fs.closeSync(entry.fd); } catch { /* closed */ }
+      }
+    },
   };
 }
 

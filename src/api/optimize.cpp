@@ -7,6 +7,7 @@
 #include "api/onnxfold.h"
 #include "api/summary.h"
 #include "ir/printer.h"
+#include "kernels/eval_budget.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "passes/analysis/module_tree.h"
@@ -49,6 +50,7 @@ ModelSummary inspect(const ModelInput& bytes, const ExternalDataIO& io) {
 }
 
 void validate(const ModelInput& bytes, const ExternalDataIO& io) {
+  const EvalBudget::Scope budget;  // inference evaluates constant values: bounded too
   ReadOptions ro;
   ro.open_external = io.open;
   validateModel(*readInput(bytes, ro));
@@ -98,6 +100,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   progress("read", "", 0);
   Buffer::resetPeakMemory();
   const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
+  const EvalBudget::Scope budget;
   auto t0 = std::chrono::steady_clock::now();
   ReadOptions ro;
   if (io.open) {

@@ -5,6 +5,7 @@
 
 #include "api/input.h"
 #include "api/onnxfold.h"
+#include "kernels/eval_budget.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
 #include "passes/validate.h"
@@ -44,6 +45,7 @@ std::string SplitReport::toJson(int indent) const {
 SplitReport splitConstants(const ModelInput& bytes, Sink& prep_out, Sink& main_out,
                            const Options& options, const ExternalDataIO& io) {
   const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
+  const EvalBudget::Scope budget;
   ReadOptions ro;
   ro.open_external = io.open;
   std::unique_ptr<Model> model = readInput(bytes, ro);

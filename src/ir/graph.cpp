@@ -274,7 +274,7 @@ std::string Node::displayName() const {
 // ----------------------------------------------------------------- Graph
 
 Graph::Graph(Graph* parent, Node* owner) : parent_(parent), owner_(owner) {
-  names_ = parent ? parent->names_ : std::make_shared<std::unordered_set<std::string>>();
+  names_ = parent ? parent->names_ : std::make_shared<Names>();
 }
 
 namespace {
@@ -315,12 +315,19 @@ Value* Graph::newValue(std::string name) {
 void Graph::reserveValues(size_t n) {
   owned_values_.reserve(owned_values_.size() + n);
   scope_.reserve(scope_.size() + n);
-  names_->reserve(names_->size() + n);
+  // The name table is the model's, shared by every subgraph: reserving it to the exact need
+  // of each of 20,000 branches rehashed it (even shrank it) each time, quadratic in branches.
+  // It grows geometrically instead, as inserting would.
+  std::unordered_set<std::string>& taken = names_->taken;
+  if (static_cast<double>(taken.size() + n) >
+      static_cast<double>(taken.bucket_count()) * taken.max_load_factor()) {
+    taken.reserve(std::max(taken.size() + n, 2 * taken.size()));
+  }
 }
 
 void Graph::defineName(Value* v) {
   if (v->name_.empty()) return;
-  names_->insert(v->name_);
+  names_->taken.insert(v->name_);
   scope_[v->name_] = v;
 }
 
@@ -708,15 +715,16 @@ Value* Graph::lookup(std::string_view name) const {
 }
 
 std::string Graph::uniqueName(const std::string& base) {
-  if (names_->insert(base).second) return base;
-  for (size_t k = 1;; ++k) {
-    std::string candidate = base + "__" + std::to_string(k);
-    if (names_->insert(candidate).second) return candidate;
+  if (names_->taken.insert(base).second) return base;
+  size_t& k = names_->last_suffix[base];
+  for (;;) {
+    std::string candidate = base + "__" + std::to_string(++k);
+    if (names_->taken.insert(candidate).second) return candidate;
   }
 }
 
 void Graph::reserveName(const std::string& name) {
-  names_->insert(name);
+  names_->taken.insert(name);
 }
 
 // ----------------------------------------------------------------- Model

@@ -385,7 +385,14 @@ class Graph {
   std::vector<Value*> sparse_initializers_;
   std::unordered_map<Value*, std::unique_ptr<Value>> owned_values_;
   std::unordered_map<std::string_view, Value*> scope_;
-  std::shared_ptr<std::unordered_set<std::string>> names_;  // shared by the whole model
+  // The names taken in the whole model (shared by its graphs), and for each base given to
+  // uniqueName the suffix after the last one it gave: 20,000 inlined calls of one body
+  // then find their names in constant time, not by trying __1, __2, ... each time.
+  struct Names {
+    std::unordered_set<std::string> taken;
+    std::unordered_map<std::string, size_t> last_suffix;
+  };
+  std::shared_ptr<Names> names_;
   Node* first_ = nullptr;
   Node* last_ = nullptr;
   size_t num_nodes_ = 0;

@@ -25,6 +25,7 @@
 
 #include "ir/error.h"
 #include "kernels/common.h"
+#include "kernels/eval_budget.h"
 #include "kernels/float_math.h"
 #include "kernels/simd.h"
 #include "kernels/subgraph_eval.h"
@@ -217,7 +218,12 @@ void flexAttentionImpl(ComputeContext& ctx, DataType t1, DataType sp) {
   }
 
   const std::vector<int64_t> sdims = {B, Hq, L, S};
-  std::vector<double> scores(static_cast<size_t>(ctx.sizeMul(ctx.sizeMul(B * Hq, L), S)));
+  const int64_t n_scores = ctx.sizeMul(ctx.sizeMul(B * Hq, L), S);
+  // The scores can be far larger than Y (2 GiB for a 64 KiB result), out of the size
+  // budget's sight: they count against the run's bytes before they are allocated (in wasm
+  // such an allocation traps).
+  EvalBudget::chargeBytes(static_cast<uint64_t>(n_scores) * sizeof(double), "FlexAttention scores");
+  std::vector<double> scores(static_cast<size_t>(n_scores));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < Hq; ++h) {
       const Acc* kb = k.data() + (b * Hkv + h / group) * S * E;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common.h"
+#include "kernels/eval_budget.h"
 #include "kernels/float_math.h"
 #include "kernels/op_helpers.h"
 
@@ -324,6 +325,7 @@ void computeTreeEnsemble(ComputeContext& ctx) {
   const double init = agg == 2   ? std::numeric_limits<double>::infinity()
                       : agg == 3 ? -std::numeric_limits<double>::infinity()
                                  : 0.0;
+  int64_t visits = 0;  // charged to the run's budget: a degenerate tree costs rows x depth
   for (int64_t r = 0; r < rows; ++r) {
     std::vector<double> acc(static_cast<size_t>(targets), init);
     std::vector<bool> hit(static_cast<size_t>(targets), false);
@@ -332,6 +334,10 @@ void computeTreeEnsemble(ComputeContext& ctx) {
       bool is_leaf = false;
       for (size_t guard = 0; !is_leaf; ++guard) {
         if (node < 0 || static_cast<size_t>(node) >= nn || guard > nn) ctx.fail("invalid tree");
+        if (++visits == kVisitsPerStep) {
+          EvalBudget::chargeSteps(1, "TreeEnsemble");
+          visits = 0;
+        }
         const auto n = static_cast<size_t>(node);
         if (feature[n] < 0 || feature[n] >= feats) ctx.fail("feature id out of range");
         const double v = x[static_cast<size_t>(r * feats + feature[n])];

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "kernels/eval_budget.h"
+#include "kernels/subgraph_eval.h"
 
 namespace onnxfold {
 
@@ -277,6 +279,10 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
   if (entry == nullptr) {
     throw Error("no rule for op " + op + " at opset " + std::to_string(opset));
   }
+  EvalBudget::chargeSteps(1, op.c_str());
+  // Values computed in a body are hidden from the size budgets: they count against the
+  // run's bytes, before they are allocated.
+  const bool in_body = env != nullptr && env->in_body;
   InferContext ic(node, opset, inputs.size(), node.numOutputs());
   std::vector<Type> types;
   bindInputTypes(ic, inputs, types);
@@ -317,7 +323,9 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
     std::vector<int64_t> dims;
     for (const Dim& d : t.shape->dims)
       dims.push_back(d.value);
-    if (checkedElementCount(dims) < 0) throw Error(op + ": output shape overflows");
+    const int64_t count = checkedElementCount(dims);
+    if (count < 0) throw Error(op + ": output shape overflows");
+    if (in_body) EvalBudget::chargeBytes(rawByteSize64(t.elem_type, count), op.c_str());
     outputs[i] = (entry->flags & kOpWritesWholeOutputs) && t.elem_type != DataType::kString
                      ? Tensor::uninitialized(t.elem_type, dims)
                      : Tensor(t.elem_type, dims);
@@ -328,6 +336,13 @@ std::vector<Tensor> evaluateNode(const Node& node, int64_t opset,
       throw Error("no kernel for op " + op + " at opset " + std::to_string(opset));
     }
     entry->compute(cc);
+    if (in_body && (entry->flags & kOpSizesOutputs)) {
+      uint64_t bytes = 0;  // sized by the kernel: counted once computed
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (cc.outputs[i] != nullptr) bytes += outputs[i].storedBytes();
+      }
+      EvalBudget::chargeBytes(bytes, op.c_str());
+    }
   }
   return outputs;
 }

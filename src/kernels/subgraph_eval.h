@@ -25,14 +25,10 @@ struct SubgraphEnv {
   // The content of a value of an enclosing graph the body uses, or null when it is not
   // known (then evaluation fails). May be empty: no captures are known.
   std::function<const Tensor*(const Value*)> outer;
-  // Node evaluations left for this fold and every body it runs, nested ones included: a
-  // Loop of a million steps, or loops in loops, stop here (UnsupportedError) instead of
-  // running for minutes. Null: no limit.
-  int64_t* steps_left = nullptr;
+  // Set for the nodes of a body: the values they compute count against the run's
+  // evaluation bytes (kernels/eval_budget.h); node evaluations always count as steps.
+  bool in_body = false;
 };
-
-// The default for SubgraphEnv::steps_left: about a second of small kernels.
-constexpr int64_t kSubgraphSteps = int64_t{1} << 18;
 
 // Runs `body` on `inputs` (one per formal input of the body, in order) and returns
 // its outputs in order. Throws Error (UnsupportedError where a kernel lacks a case)

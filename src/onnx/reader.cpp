@@ -443,7 +443,8 @@ class Reader {
       const size_t need = rawByteSize(dtype, n);
       if (location == 1) {
         t = readExternal(where, dtype, dims, need, external);
-      } else if (raw && raw->empty() && need != 0 && elidedAt(*raw) != nullptr) {
+      } else if (raw && raw->empty() && elidedAt(*raw) != nullptr) {
+        // Left in the file (large): its length is checked like kept bytes, dims [0] too.
         const auto& [offset, length] = *elidedAt(*raw);
         if (length != need) {
           throw ParseError(where, "raw_data has " + std::to_string(length) + " bytes, " +

@@ -128,20 +128,27 @@ class FoldConstants : public Pass {
   // users can all be folded dies once they are, so each user is credited an
   // equal share of it. (Three Slices of one weight then fold, the weight goes;
   // a Transpose of a weight that a non-constant Gather also uses does not.)
+  // Each user is checked once per call (a SequenceConstruct of 100,000 constants is every
+  // input's user: checking it per input was quadratic).
   static int64_t freedBytes(const Node* n, const Propagation& prop) {
     int64_t freed = 0;
-    std::vector<const Value*> seen;
+    std::unordered_set<const Value*> seen;
+    std::unordered_map<const Node*, bool> foldable;
+    auto allKnown = [&](const Node* u) {
+      auto [it, fresh] = foldable.try_emplace(u, true);
+      if (fresh) {
+        for (const Value* in : u->inputs())
+          it->second = it->second && (in == nullptr || prop.knownValue(in) != nullptr);
+      }
+      return it->second;
+    };
     for (const Value* v : n->inputs()) {
-      if (v == nullptr || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
-      seen.push_back(v);
+      if (v == nullptr || !seen.insert(v).second) continue;
       if (!v->isInitializer() || v->isGraphInput() || v->isGraphOutput()) continue;
       const std::vector<Node*> users = v->users();
       bool all_foldable = true;
-      for (const Node* u : users) {
-        for (const Value* in : u->inputs()) {
-          all_foldable = all_foldable && (in == nullptr || prop.knownValue(in) != nullptr);
-        }
-      }
+      for (const Node* u : users)
+        all_foldable = all_foldable && allKnown(u);
       if (all_foldable && !users.empty()) {
         freed += static_cast<int64_t>(v->initializer()->storedBytes() / users.size());
       }
@@ -262,9 +269,7 @@ class FoldConstants : public Pass {
           if (std::optional<Tensor> later = deferredResult(*n, inf.opset, inputs, types)) {
             outs.push_back(std::move(*later));
           } else {
-            int64_t steps = kSubgraphSteps;
-            SubgraphEnv env = subgraphEnv(*n, prop);
-            env.steps_left = &steps;
+            const SubgraphEnv env = subgraphEnv(*n, prop);
             outs = evaluateNode(*n, inf.opset, inputs, &env);
           }
         } catch (const std::exception& e) {

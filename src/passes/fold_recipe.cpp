@@ -1,6 +1,8 @@
 #include "passes/fold_recipe.h"
 
 #include <cstring>
+#include <unordered_set>
+#include <utility>
 
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -91,9 +93,38 @@ std::string FoldRecipe::describe() const {
   return "the folded output of " + node_->op_type + " '" + node_->name + "'";
 }
 
+namespace {
+// The recipe whose result `t` is, when those bytes are not in memory (else null).
+const FoldRecipe* pendingRecipe(const std::optional<Tensor>& t) {
+  if (!t || !t->buffer().isSourceRange() || t->buffer().isResident()) return nullptr;
+  return dynamic_cast<const FoldRecipe*>(t->buffer().source().get());
+}
+}  // namespace
+
+// A chain of folds over one weight (151 Negs) is a chain of recipes, each reading the one
+// before. Reading them on demand would recurse once per link and keep every link's result
+// resident; computed innermost first instead, each reads only the previous result, so
+// the peak is about three tensors and the stack does not grow with the chain.
 void FoldRecipe::compute() const {
-  if (g_resident != nullptr && g_resident != this) g_resident->drop();
-  g_resident = nullptr;
+  std::vector<const FoldRecipe*> order;  // post-order: inputs before their readers
+  std::vector<std::pair<const FoldRecipe*, size_t>> stack{{this, 0}};
+  std::unordered_set<const FoldRecipe*> seen{this};
+  while (!stack.empty()) {
+    const FoldRecipe* r = stack.back().first;
+    const size_t i = stack.back().second++;
+    if (i == r->inputs_.size()) {
+      order.push_back(r);
+      stack.pop_back();
+    } else if (const FoldRecipe* in = pendingRecipe(r->inputs_[i]);
+               in != nullptr && in->result_.empty() && seen.insert(in).second) {
+      stack.emplace_back(in, 0);
+    }
+  }
+  for (const FoldRecipe* r : order)
+    r->computeOne();
+}
+
+void FoldRecipe::computeOne() const {
   std::vector<bool> was_resident;
   std::vector<const Tensor*> ins;
   for (const auto& t : inputs_) {
@@ -118,6 +149,8 @@ void FoldRecipe::compute() const {
     throw ResourceError(describe() + " does not have the type its fold was planned with");
   }
   result_ = out.buffer();
+  // Only now: the previous result may have been this one's input.
+  if (g_resident != nullptr && g_resident != this) g_resident->drop();
   g_resident = this;
 }
 

@@ -37,7 +37,10 @@ class FoldRecipe : public Source {
   static Tensor deferred(std::shared_ptr<FoldRecipe> recipe);
 
  private:
+  // Computes this recipe and, first, the recipes it reads that are not in memory.
   void compute() const;
+  // Computes this recipe alone; the recipes it reads are in memory or read on demand.
+  void computeOne() const;
   void drop() const { result_ = Buffer(); }
 
   std::unique_ptr<Graph> graph_;  // owns the detached copy of the node

@@ -292,4 +292,109 @@ export const hostileModels = [
         f32('m', [2], [0.5, 0]), f32('v', [2], [1, 4])],
       nodes: [{ op: 'Conv', inputs: ['x', 'w'], outputs: ['c'] },
         { op: 'BatchNormalization', inputs: ['c', 's', 'b', 'm', 'v'], outputs: ['y', 'rm', 'rv', 'sm', 'sv'] }] }) },
+  // --- issue 26: each case finishes in linear time or a budget refuses it, within 20 s and 2 GB --
+  // 96 Loops that never end (no trip count, the condition stays true): the run's evaluation
+  // budget (steps) stops them together, not one by one. ONNX Runtime would never finish them.
+  { name: 'loops-that-never-end', expect: 'any', refuse: false, oracle: false,
+    build: () => buildModel({ inputs: [], outputs: Array.from({ length: 96 }, (_, k) => ({ name: `y${k}` })),
+      initializers: [f32('x', [1], [1]), { name: 'c', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: Array.from({ length: 96 }, (_, k) => ({ op: 'Loop', inputs: ['', 'c', 'x'],
+        outputs: [`y${k}`], attrs: { body: { graph: { name: `body${k}`,
+          inputs: [{ name: 'i', type: 'int64', shape: [] }, { name: 'ci', type: 'bool', shape: [] }, { name: 'v', shape: [1] }],
+          outputs: [{ name: 'co', type: 'bool', shape: [] }, { name: 'w', shape: [1] }],
+          nodes: [{ op: 'Identity', inputs: ['ci'], outputs: ['co'] }, { op: 'Neg', inputs: ['v'], outputs: ['w'] }] } } } })) }) },
+  // A Loop whose carried value doubles every step, for 30 steps (4 GB): the budget's bytes stop it.
+  { name: 'loop-carried-value-doubles', expect: 'any', refuse: false, oracle: false,
+    build: () => buildModel({ inputs: [], outputs: [{ name: 'y' }],
+      initializers: [f32('x', [1], [1]), i64('m', [], [30]), { name: 'c', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: [{ op: 'Loop', inputs: ['m', 'c', 'x'], outputs: ['y'], attrs: { body: { graph: { name: 'body',
+        inputs: [{ name: 'i', type: 'int64', shape: [] }, { name: 'ci', type: 'bool', shape: [] }, { name: 'v', shape: ['n'] }],
+        outputs: [{ name: 'co', type: 'bool', shape: [] }, { name: 'w', shape: ['m'] }],
+        nodes: [{ op: 'Identity', inputs: ['ci'], outputs: ['co'] },
+          { op: 'Concat', inputs: ['v', 'v'], outputs: ['w'], attrs: { axis: 0 } }] } } } }] }) },
+  // 151 Negs in a chain over a 16 MB weight, each fold deferred to write time: the chain is
+  // computed link by link, not with every intermediate resident (2.4 GB).
+  { name: 'chain-of-deferred-folds', expect: 'any', refuse: false,
+    build: () => constant(Array.from({ length: 151 }, (_, k) => ({ op: 'Neg', inputs: [k ? `n${k - 1}` : 'w'],
+      outputs: [k === 150 ? 'y' : `n${k}`] })), [{ name: 'w', type: 'float32', dims: [4 << 20], data: new Float32Array(4 << 20).fill(0.5) }]) },
+  // 30,000 constant Ifs whose branches name their values alike: inlining finds each a fresh
+  // name in constant time (it tried __1, __2, ... every time: quadratic).
+  { name: 'constant-ifs-30000', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      initializers: [{ name: 't', type: 'bool', dims: [], data: Uint8Array.from([1]) }],
+      nodes: Array.from({ length: 30000 }, (_, k) => ({ op: 'If', name: `if${k}`, inputs: ['t'],
+        outputs: [k === 29999 ? 'y' : `m${k}`], attrs: {
+          then_branch: { graph: { name: 'th', outputs: [{ name: 'a' }],
+            nodes: [{ op: 'Neg', name: 'neg', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['a'] }] } },
+          else_branch: { graph: { name: 'el', outputs: [{ name: 'b' }],
+            nodes: [{ op: 'Abs', name: 'abs', inputs: [k ? `m${k - 1}` : 'x'], outputs: ['b'] }] } } } })) }) },
+  // SequenceConstruct of 100,000 constants: the bytes a fold frees are counted in one pass
+  // over its inputs (every input's user was checked against every input: 10^10 steps).
+  // oracle: false: ONNX Runtime takes six minutes over 100,000 initializers.
+  { name: 'sequence-of-100000-constants', expect: 'any', refuse: false, oracle: false,
+    build: () => constant([{ op: 'SequenceConstruct', inputs: Array.from({ length: 100000 }, (_, k) => `c${k}`), outputs: ['s'] },
+      { op: 'ConcatFromSequence', inputs: ['s'], outputs: ['y'], attrs: { axis: 0 } }],
+    Array.from({ length: 100000 }, (_, k) => f32(`c${k}`, [1], [k]))) },
+  // 5,000 weights of 2 KiB equal on the bytes pool-constants samples, different elsewhere
+  // (float 480 lies between the last two samples, so comparing a pair reads almost all of
+  // both): a full hash tells them apart, each read once.
+  { name: 'weights-equal-on-their-samples', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [512] }], outputs: [{ name: 'y' }],
+      initializers: Array.from({ length: 5000 }, (_, k) => {
+        const data = new Float32Array(512).fill(0.25);
+        data[480] = k;
+        return { name: `w${k}`, type: 'float32', dims: [512], data };
+      }),
+      nodes: Array.from({ length: 5000 }, (_, k) => ({ op: 'Add', inputs: [k ? `a${k - 1}` : 'x', `w${k}`],
+        outputs: [k === 4999 ? 'y' : `a${k}`] })) }) },
+  // A node name that is a module path 200,000 levels deep: the module tree stops at 256
+  // levels (it stored every prefix, 4 GB, and recursed once per level).
+  { name: 'module-path-200000-deep', expect: 'any', refuse: false,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      nodes: [{ op: 'Neg', name: '/a'.repeat(200000) + '/Neg', inputs: ['x'], outputs: ['y'] }] }) },
+  // FlexAttention whose scores take 2 GiB (2^28 doubles) for a 64 KiB result: the scores are
+  // counted against the run's bytes before they are allocated.
+  { name: 'flex-attention-2gib-scores', expect: 'any', refuse: false,
+    build: () => buildModel({ opset: 13, imports: [{ domain: 'ai.onnx.preview', version: 1 }],
+      inputs: [], outputs: [{ name: 'y' }],
+      initializers: ['q', 'k', 'v'].map((n) => f32(n, [1, 1, 16384, 1], fill(16384, 0.5))),
+      nodes: [{ op: 'FlexAttention', domain: 'ai.onnx.preview', inputs: ['q', 'k', 'v'], outputs: ['y'] }] }) },
+  // A degenerate TreeEnsemble: one tree that is a chain of 400,000 nodes, 50,000 rows
+  // (2x10^10 node visits; validation computes it too, its output being small): the visits
+  // count against the run's steps. ONNX Runtime would take minutes.
+  { name: 'tree-ensemble-2e10-visits', expect: 'any', refuse: false, oracle: false,
+    build: () => {
+      const n = 400000;
+      const ids = (f) => Array.from({ length: n }, (_, i) => f(i));
+      return buildModel({ opset: 21, imports: [{ domain: 'ai.onnx.ml', version: 5 }],
+        inputs: [], outputs: [{ name: 'y' }], initializers: [f32('x', [50000, 1], fill(50000, 0.5))],
+        nodes: [{ op: 'TreeEnsemble', domain: 'ai.onnx.ml', inputs: ['x'], outputs: ['y'], attrs: {
+          tree_roots: [0], nodes_featureids: ids(() => 0),
+          nodes_splits: f32(undefined, [n], fill(n, 1)),
+          nodes_modes: { type: 'uint8', dims: [n], data: new Uint8Array(n) },
+          nodes_truenodeids: ids((i) => (i + 1 < n ? i + 1 : 0)), nodes_trueleafs: ids((i) => (i + 1 < n ? 0 : 1)),
+          nodes_falsenodeids: ids(() => 0), nodes_falseleafs: ids(() => 1),
+          leaf_targetids: [0], leaf_weights: f32(undefined, [1], [1]), n_targets: 1, aggregate_function: 1 } }] });
+    } },
+  // dims [0] with 16 KiB of raw_data: refused on both read paths (the streaming one, which
+  // leaves large raw_data in the file, accepted it), as ONNX Runtime refuses it.
+  { name: 'empty-dims-with-raw-data', expect: 'refuse', error: /raw_data has 16384 bytes, float32 dims need 0/,
+    build: () => buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
+      initializers: [{ name: 'w', type: 'float32', dims: [0], data: new Float32Array(4096) }],
+      nodes: [{ op: 'Concat', inputs: ['x', 'w'], outputs: ['y'], attrs: { axis: 0 } }] }) },
+  // 20,000 Ifs, each outer one holding an inner one: every branch reserved the model's shared
+  // name table to its exact need, rehashing (even shrinking) it each time; read in linear time.
+  { name: 'ifs-nested-20000', expect: 'any', refuse: false,
+    build: () => {
+      const neg = (g, i, o) => ({ name: g, outputs: [{ name: o }], nodes: [{ op: 'Neg', inputs: [i], outputs: [o] }] });
+      return buildModel({ inputs: [{ name: 'x', shape: [2] }, { name: 'c', type: 'bool', shape: [] }], outputs: [{ name: 'y' }],
+        nodes: Array.from({ length: 10000 }, (_, k) => {
+          const i = k ? `m${k - 1}` : 'x';
+          const inner = { op: 'If', inputs: ['c'], outputs: [`t${k}`], attrs: {
+            then_branch: { graph: neg(`it${k}`, i, `it${k}o`) }, else_branch: { graph: neg(`ie${k}`, i, `ie${k}o`) } } };
+          return { op: 'If', inputs: ['c'], outputs: [k === 9999 ? 'y' : `m${k}`], attrs: {
+            then_branch: { graph: { name: `ot${k}`, outputs: [{ name: `t${k}` }], nodes: [inner] } },
+            else_branch: { graph: neg(`oe${k}`, i, `oe${k}o`) } } };
+        }) });
+    } },
 ];

@@ -205,6 +205,7 @@ ModuleTree::ModuleTree(const Graph& g) : root_(std::make_unique<Module>()) {
     if (root_->cls.empty()) root_->cls = s.root_class;
     Module* m = root_.get();
     for (const auto& [name, cls] : s.modules) {
+      if (m->depth == kMaxModuleDepth) break;  // a deeper scope stays in its ancestor
       // torch.export names the k-th extra call of a module "name@k": same module, more calls.
       std::string base = name;
       int call = 0;

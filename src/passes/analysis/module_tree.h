@@ -11,6 +11,10 @@
 // Nodes with no scope (the exporter's "Constant_67", unnamed nodes) join the
 // innermost module that holds all their users, so a constant made for one layer
 // stays in that layer.
+//
+// Scopes deeper than kMaxModuleDepth are cut there: their nodes join the module at that
+// depth. Real models nest a few dozen levels; a name 200,000 levels deep ("/a/a/...")
+// would otherwise store every prefix as a path (gigabytes) and recurse once per level.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,8 @@
 #include "ir/graph.h"
 
 namespace onnxfold {
+
+constexpr int kMaxModuleDepth = 256;
 
 struct Module {
   std::string path;  // "" for the root, else "/enc/layers.0"
