@@ -782,6 +782,30 @@ TEST(ArithmeticIdentities, IntegerConstants) {
   EXPECT_EQ(graphText(*m->graph), "out = Neg(x)\n-> out");
 }
 
+// A decomposed LayerNormalization whose scale is ones and bias zeros (as exported for a
+// freshly initialized LayerNorm): the Mul and Add stay, so ONNX Runtime still fuses it; the
+// same Mul after a division by something else goes.
+TEST(ArithmeticIdentities, KeepsTheAffineTailOfADecomposedNormalization) {
+  for (bool normalized : {true, false}) {
+    ModelBuilder b;
+    Value* x = b.input("x", DataType::kFloat, {-1, 3});
+    Value* mean = b.op("ReduceMean", {x}, attrs(Attribute::makeInts("axes", {-1})));
+    Value* centered = b.op("Sub", {x, mean});
+    Value* var = b.op("ReduceMean", {b.op("Mul", {centered, centered})},
+                      attrs(Attribute::makeInts("axes", {-1})));
+    Value* eps = b.initializer("eps", {}, {1e-5f});
+    Value* denom = normalized ? b.op("Sqrt", {b.op("Add", {var, eps})}) : b.op("Add", {var, eps});
+    Value* norm = b.op("Div", {centered, denom});
+    Value* scaled = b.op("Mul", {norm, b.initializer("scale", {3}, {1, 1, 1})});
+    b.output(named(b.op("Add", {scaled, b.initializer("bias", {3}, {0, 0, 0})}), "out"));
+    std::unique_ptr<Model> m = b.build();
+    const auto counters = runAndCompare(*m, {{"x", floatTensor({2, 3}, {1, 2, 4, -1, 0, 5})}});
+    // Mul(centered, centered) stays either way; the tail's Mul and Add only after Sqrt.
+    EXPECT_EQ(countOps(*m->graph, "Mul"), normalized ? 2u : 1u) << normalized;
+    EXPECT_EQ(countOps(*m->graph, "Add"), normalized ? 2u : 1u) << normalized;
+  }
+}
+
 // ------------------------------------------------------- zero initial RNN states
 
 // x [T=3, batch, 4] -> LSTM(hidden 5) whose initial_h / initial_c are built from
