@@ -72,3 +72,18 @@ test('describeTimings: the lines the page shows', () => {
   assert.equal(lines[1].text, 'Run: median 12.1 ms → 12.0 ms over 20 runs each (same speed, within noise; ' +
     'interquartile range 12.0–12.2 ms → 11.9–12.1 ms; first run after loading 30.1 ms → 25.2 ms).');
 });
+
+test('describeTimings: one load each, timed one after the other', () => {
+  const { lines, note } = describeTimings({
+    mode: 'apart',
+    load: { original: summarize([2400]), optimized: summarize([600]) },
+    firstRun: { original: summarize([900]), optimized: summarize([850]) },
+    run: { original: { ...summarize([0.2, 0.21, 0.2, 0.19, 0.2]), reps: 10 },
+      optimized: { ...summarize([0.3, 0.31, 0.3, 0.29, 0.3, 0.3]), reps: 7 } },
+  });
+  assert.equal(lines[0].text, 'Load: 2.40 s → 600 ms (4.0x faster; one load each; no estimate of the noise).');
+  assert.equal(lines[1].text, 'Run: median 0.200 ms → 0.300 ms over 5 and 6 runs (1.50x slower; interquartile ' +
+    'range 0.200–0.200 ms → 0.300–0.300 ms; each time the mean of 10 and 7 runs in a row; first run after ' +
+    'loading 900 ms → 850 ms).');
+  assert.match(note, /one after the other/);
+});

@@ -109,7 +109,8 @@ export function describeTimings(t) {
   const { original: ro, optimized: rc } = t.run;
   const load = compareSpeed(lo, lc);
   const run = compareSpeed(ro, rc);
-  const reps = Math.max(ro.reps ?? 1, rc.reps ?? 1);
+  const [ra, rb] = [ro.reps ?? 1, rc.reps ?? 1];
+  const reps = ra === 1 && rb === 1 ? '' : `; each time the mean of ${ra === rb ? ra : `${ra} and ${rb}`} runs in a row`;
   const spread = (c, a, b) => (c.noise === 'none' ? 'no estimate of the noise'
     : `${c.noise === 'iqr' ? 'interquartile range' : 'range'} ${spreadText(a, c.noise)} → ${spreadText(b, c.noise)}`);
   const lines = [
@@ -119,7 +120,7 @@ export function describeTimings(t) {
         spread(load, lo, lc) },
     { key: 'run', label: 'Run', comparison: run,
       times: `median ${fmtMs(ro.median)} → ${fmtMs(rc.median)} over ${counted(ro.n, rc.n, 'runs')}`,
-      details: spread(run, ro, rc) + (reps > 1 ? `; each time the mean of ${reps} runs in a row` : '') +
+      details: spread(run, ro, rc) + reps +
         `; first run after loading ${fmtMs(t.firstRun.original.median)} → ${fmtMs(t.firstRun.optimized.median)}` },
   ];
   for (const l of lines) {
