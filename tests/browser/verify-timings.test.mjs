@@ -154,6 +154,45 @@ describe('web page: Verify shows load and run times for both models (Chromium)',
     await verifyModel(t, mobilenet);
   });
 
+  // Models too large to hold both are timed one after the other: the worker's other path, driven
+  // directly with the size limit set to 0 (and no budgets: one load, the minimum of runs).
+  test('verify worker: one model after the other when together they are over the limit', async (t) => {
+    const context = await browser.newContext();
+    t.after(() => context.close());
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(`${t.name}: ${e.message}`));
+    await page.goto(server.url);
+    const r = await page.evaluate(async () => {
+      const bytes = new Uint8Array(await (await fetch('./conv1d_m5.onnx')).arrayBuffer());
+      const w = new Worker('./verify-worker.js', { type: 'module' });
+      try {
+        return await new Promise((resolve, reject) => {
+          w.onmessage = ({ data }) => {
+            if (data.type === 'result') resolve(data.value);
+            else if (data.type === 'error') reject(new Error(data.error.message));
+          };
+          w.onerror = (e) => reject(new Error(e.message || 'worker error'));
+          w.postMessage({ id: 1, op: 'verify', args: {
+            original: { name: 'a.onnx', bytes }, candidate: { name: 'b.onnx', bytes }, seed: 1, dims: {},
+            rtol: 1e-3, atol: 1e-4, timing: { togetherLimit: 0, loadBudgetMs: 0, runBudgetMs: 0 } } });
+        });
+      } finally {
+        w.terminate();
+      }
+    });
+    assert.equal(r.ok, true, r.message);
+    const { timings } = r;
+    assert.equal(timings.mode, 'apart', JSON.stringify(timings));
+    for (const which of ['original', 'optimized']) {
+      assert.equal(timings.load[which].n, 1);
+      assert.equal(timings.firstRun[which].n, 1);
+      assert.equal(timings.run[which].n, TIMING.minRuns);
+      for (const what of ['load', 'firstRun', 'run']) {
+        assert.ok(timings[what][which].times.every((x) => Number.isFinite(x) && x > 0), `${what} ${which}`);
+      }
+    }
+  });
+
   test('no uncaught page errors', () => {
     assert.deepEqual(pageErrors, []);
   });

@@ -5,8 +5,9 @@
 // After the comparison it times both models (timeBoth): session creation and runs, with the
 // runtime's default session options, as an app would load them.
 //
-// Protocol, page -> worker: { id, op: 'verify', args: { original, candidate, seed, dims, rtol, atol } }
+// Protocol, page -> worker: { id, op: 'verify', args: { original, candidate, seed, dims, rtol, atol, timing } }
 //   original/candidate: { name, bytes: Blob | Uint8Array, externalData: { location: Blob | Uint8Array } }
+//   timing: optional overrides of verify-timing.js TIMING (the tests use them; the page sends none)
 // worker -> page: { id, type: 'progress', progress: { stage } }
 //               | { id, type: 'result', value: { ok, inputs, outputs, nondeterministic, message, timings } }
 //               | { id, type: 'error', error: { name, message } }
@@ -76,7 +77,7 @@ async function runModel(model, feedsFor, stage) {
   }
 }
 
-async function verify({ original, candidate, seed, dims, rtol, atol }, stage) {
+async function verify({ original, candidate, seed, dims, rtol, atol, timing }, stage) {
   let inputs;
   let feeds;
   const orig = await runModel(original, (s) => {
@@ -119,7 +120,7 @@ async function verify({ original, candidate, seed, dims, rtol, atol }, stage) {
   const bad = outputs.filter((o) => o.error || o.mismatches);
   let timings;
   try {
-    timings = await timeBoth(original, candidate, [feeds, candFeeds], stage);
+    timings = await timeBoth(original, candidate, [feeds, candFeeds], stage, { ...TIMING, ...timing });
   } catch (e) {
     timings = { error: e?.message ?? String(e) };
   }
@@ -204,20 +205,20 @@ async function timeRuns(sessions, feeds, stage, budget) {
 }
 
 // Load and run times of the original and the optimized model. Both loaded together when they fit
-// (TIMING.togetherLimit), so their runs alternate; otherwise one after the other, each with half
-// the budgets. `feeds`: [original's, optimized's], the inputs the comparison used.
-async function timeBoth(original, candidate, feeds, stage) {
+// (budget.togetherLimit), so their runs alternate; otherwise one after the other, each with half
+// the budgets. `feeds`: [original's, optimized's], the inputs the comparison used; `budget`: TIMING.
+async function timeBoth(original, candidate, feeds, stage, budget) {
   const live = new Set();
   try {
     const parts = [];
-    const together = modelBytes(original) + modelBytes(candidate) <= TIMING.togetherLimit;
+    const together = modelBytes(original) + modelBytes(candidate) <= budget.togetherLimit;
     if (together) {
       const { sessions, loads, firsts } = await timeLoads([await readModel(original), await readModel(candidate)],
-        feeds, live, stage, TIMING);
-      const run = await timeRuns(sessions, feeds, stage, TIMING);
+        feeds, live, stage, budget);
+      const run = await timeRuns(sessions, feeds, stage, budget);
       for (const i of [0, 1]) parts.push({ load: loads[i], first: firsts[i], runs: run.times[i], reps: run.reps });
     } else {
-      const half = { ...TIMING, loadBudgetMs: TIMING.loadBudgetMs / 2, runBudgetMs: TIMING.runBudgetMs / 2 };
+      const half = { ...budget, loadBudgetMs: budget.loadBudgetMs / 2, runBudgetMs: budget.runBudgetMs / 2 };
       for (const [i, m] of [original, candidate].entries()) {
         const { sessions, loads, firsts } = await timeLoads([await readModel(m)], [feeds[i]], live, stage, half);
         const run = await timeRuns(sessions, [feeds[i]], stage, half);
