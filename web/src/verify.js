@@ -10,6 +10,8 @@
 
 import { AbortError, WorkerClient } from './worker-client.js';
 import { DEFAULTS, defaultDim, symbolicDims } from './verify-core.js';
+import { describeTimings } from './verify-timing.js';
+import { el } from './dom.js';
 
 // Both models, their external data and the runtime's copies must fit in the tab: past this the
 // page does not try (wasm32 heaps stop at 4 GiB, and tabs usually get less).
@@ -129,6 +131,38 @@ export function setupVerify() {
     }));
   }
 
+  // Load and run times under the verdict: a line each, the comparison in words, and the numbers in
+  // data attributes (medians in ms, counts, ratio original / optimized, verdict) plus the whole
+  // timings object as JSON in #verify-timings' data-timings.
+  function renderTimings(t) {
+    const box = $('#verify-timings');
+    box.replaceChildren();
+    box.removeAttribute('data-timings');
+    box.hidden = !t;
+    if (!t) return;
+    box.dataset.timings = JSON.stringify(t);
+    if (t.error) {
+      box.append(el('p', { class: 'muted', text: `Timing failed: ${t.error}` }));
+      return;
+    }
+    const { lines, note } = describeTimings(t);
+    for (const l of lines) {
+      const { original: o, optimized: c } = t[l.key];
+      box.append(el('p', {
+        id: `verify-${l.key}`, 'data-original-ms': o.median, 'data-optimized-ms': c.median,
+        'data-original-n': o.n, 'data-optimized-n': c.n, 'data-ratio': l.comparison.ratio,
+        'data-verdict': l.comparison.verdict, 'data-within-noise': String(l.comparison.withinNoise),
+      }, el('strong', { text: `${l.label}:` }), ` ${l.times} (`,
+      el('span', { class: `speed ${l.comparison.verdict}`, text: l.words }), `; ${l.details}).`));
+    }
+    box.append(el('p', { class: 'help', text: 'Timed in this browser with ONNX Runtime Web\'s default session ' +
+      'options (graph optimizations on, one thread), on the same inputs. Load is session creation, each followed by a ' +
+      'first run, the two models alternating which goes first; then, after warm-up runs, runs alternate original ' +
+      'and optimized. ' +
+      'Same speed “within noise” when the spreads shown overlap: the middle halves of the times (interquartile ' +
+      `ranges) from 5 times each on, the whole ranges below.${note ? ` ${note}` : ''}` }));
+  }
+
   async function run(candidate) {
     if (!model?.summary || running) return;
     const original = model;
@@ -159,6 +193,7 @@ export function setupVerify() {
       });
       if (mine !== token) return;
       renderResult(original, candidate, settings, r);
+      renderTimings(r.timings);
       ui.status.textContent = `${r.ok ? 'PASS' : 'FAIL'} in ${((performance.now() - started) / 1000).toFixed(2)} s.`;
       setState(r.ok ? 'pass' : 'fail');
     } catch (e) {
