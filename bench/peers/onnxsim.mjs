@@ -3,7 +3,12 @@
 // onnxruntime-web) with its default options: reads IN, simplifies, writes OUT.
 //   node bench/peers/onnxsim.mjs IN OUT
 import { readFileSync, writeFileSync } from 'node:fs';
+import * as ortWeb from 'onnxruntime-web';
 import { simplify } from 'onnxsim';
+
+// onnxruntime-web's default thread pool (workers) never starts in node 20 on this machine:
+// simplify() waited forever at its first fold. One thread, as every other tool here runs.
+(ortWeb.default ?? ortWeb).env.wasm.numThreads = 1;
 
 const [input, output] = process.argv.slice(2);
 if (!input || !output) {
