@@ -555,6 +555,33 @@ TEST(CancelCastRoundTrip, OtherValuesAndNarrowerTypesStay) {
   }
 }
 
+// A Cast to a type that holds every value exactly and back is x (float -> double -> float
+// before an If also trips ONNX Runtime 1.30: "Missing Input"); a lossy one stays.
+TEST(CancelCastRoundTrip, ExactWideningAndBack) {
+  struct Case {
+    DataType from;
+    DataType via;
+    bool cancels;
+  };
+  for (const Case& cs : {Case{DataType::kFloat, DataType::kDouble, true},
+                         Case{DataType::kBool, DataType::kUint8, true},
+                         Case{DataType::kInt32, DataType::kInt64, true},
+                         Case{DataType::kFloat, DataType::kFloat16, false},
+                         Case{DataType::kInt64, DataType::kDouble, false},
+                         Case{DataType::kFloat, DataType::kInt32, false}}) {
+    ModelBuilder b;
+    Value* x = b.input("x", cs.from, {2});
+    Value* t = b.op("Cast", {x}, attrs(Attribute::makeInt("to", static_cast<int64_t>(cs.via))));
+    Value* y = b.op("Cast", {t}, attrs(Attribute::makeInt("to", static_cast<int64_t>(cs.from))));
+    b.output(named(b.op("Identity", {y}), "out"));
+    std::unique_ptr<Model> m = b.build();
+    runPatterns(*m);
+    EXPECT_EQ(countOps(*m->graph, "Cast"), cs.cancels ? 0u : 2u)
+        << static_cast<int>(cs.from) << " via " << static_cast<int>(cs.via) << "\n"
+        << graphText(*m->graph);
+  }
+}
+
 // ------------------------------------------------------------------ no-ops
 
 // x -> op -> Relu -> out: returns whether the op was removed.
