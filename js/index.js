@@ -776,7 +776,6 @@ export async function graph(bytes, options = {}) {
     ...(modulesOnly === undefined ? {} : { modulesOnly }),
   });
   const out = await withCall('graph', bytes, { options: rest }, (M, size, host) => {
-    if (typeof M.graph !== 'function') throw new OnnxfoldError('graph is not available in this build');
     return M.graph(size, json, host);
   });
   return JSON.parse(out);

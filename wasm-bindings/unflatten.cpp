@@ -2,10 +2,9 @@
 // (host.h): the model as an adopted heap block, external data and outputs
 // through the host object.
 //   moduleTree(modelSize, host) -> JSON string of the module tree
-//   splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; outputs "prep", "main" Every
-//   export catches
-// C++ exceptions and throws a JS Error outside the catch block, so the module
-// stays usable after a failed call.
+//   splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; outputs "prep", "main"
+// Every export catches C++ exceptions and throws a JS Error outside the catch block, so the
+// module stays usable after a failed call.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 

@@ -1,5 +1,6 @@
-// The one exception type onnxfold throws for bad input or failed operations.
-// Messages say what is wrong and where (message, field, node name).
+// The exceptions onnxfold throws for bad input or failed operations: Error and the kinds
+// below, which callers tell apart (a resource limit ends the run; an unsupported fold is left
+// as it is). Messages say what is wrong and where (message, field, node name).
 #pragma once
 
 #include <stdexcept>

@@ -173,8 +173,4 @@ void appendVarint(std::string& out, uint64_t v) {
   protozero::add_varint_to_buffer(&out, v);
 }
 
-size_t varintSize(uint64_t v) {
-  return static_cast<size_t>(protozero::length_of_varint(v));
-}
-
 }  // namespace onnxfold::wire

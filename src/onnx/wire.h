@@ -42,7 +42,6 @@ class FieldReader {
     }
   }
   uint32_t tag() const { return reader_.tag(); }
-  WireType wireType() const { return reader_.wire_type(); }
 
   // Scalars. Each checks the wire type first.
   uint64_t getVarint();
@@ -86,6 +85,5 @@ void appendVarint(std::string& out, uint64_t v);
 inline void appendKey(std::string& out, uint32_t field, WireType t) {
   appendVarint(out, (uint64_t{field} << 3U) | static_cast<uint32_t>(t));
 }
-size_t varintSize(uint64_t v);
 
 }  // namespace onnxfold::wire

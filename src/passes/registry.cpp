@@ -29,10 +29,6 @@ std::map<std::string, PassFactory>& table() {
 }
 }  // namespace
 
-void registerPass(const std::string& name, PassFactory factory) {
-  table()[name] = std::move(factory);
-}
-
 std::unique_ptr<Pass> createPass(const std::string& name) {
   auto it = table().find(name);
   return it == table().end() ? nullptr : it->second();

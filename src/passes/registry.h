@@ -12,9 +12,7 @@ namespace onnxfold {
 
 using PassFactory = std::function<std::unique_ptr<Pass>()>;
 
-// Adds (or replaces) a pass factory under `name`. The built-in passes are
-// registered on first use of the registry (see passes.h).
-void registerPass(const std::string& name, PassFactory factory);
+// The registry holds the built-in passes, registered on its first use (see passes.h).
 // A new instance of the named pass, or null if there is none.
 std::unique_ptr<Pass> createPass(const std::string& name);
 // All registered names, sorted.
