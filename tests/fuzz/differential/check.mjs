@@ -14,15 +14,45 @@
 //     folded-error ORT fails running the original (a runtime error), the result runs: a failing
 //                node was folded into a constant
 //
+//   r.illConditioned: [{ mode, message }]: mismatches the original's own conditioning explains
+//     (below): counted, not findings
+//   r.quant (QDQ models): { all: null | the error of ORT 'all' on the original, crashed,
+//     elements, clamped (output elements at the end of their integer range) }
+//
 // Modes: 'default' (optimize with default options), 'float16' (float16: true; compared by the
 // range rule below, only when the model has no step function on floats), 'split'
 // (splitConstants: ORT runs prep, and main on prep's outputs), 'outline' (outline-functions at
 // depth 2: each module the node names give, "/blocks/block.2", becomes a local function), 'inline' (inline-functions: every
-// call of a local function expanded, attribute references resolved).
+// call of a local function expanded, attribute references resolved). QDQ models (gen-qdq.mjs,
+// option quant): 'default' and 'quant-qoperator', 'quant-integer', 'quant-qdq-clean'
+// (optimize with quant: 'qoperator' | 'integer' | 'qdq-clean').
+//
+// QDQ tolerance: an output element passes within one quantization step of it: the scale of the
+// DequantizeLinear that produces the output (per channel when it is per axis), 1 for an integer
+// output (a QuantizeLinear's), and for a float output (an op after the last DQ) 1/255 of the
+// original output's range (max - min), as tests/node/quant-finalize.test.mjs does, plus the float
+// tolerance; against the nearer of two references, ORT running the original with its graph
+// optimizations off and at 'all' (which fuses QDQ into integer ops itself). Why a step: integer
+// ops requantize in another order than the float QDQ original (int32 accumulation, one rescale
+// before rounding), so a value that falls on or next to a rounding tie may land one integer
+// away, and then stays one step away; a broken rewrite (a wrong scale, zero point, axis,
+// saturation) is off by many steps. Why two references: ORT's own integer kernels (what 'all'
+// fuses to) round some ties otherwise than its float kernels, both are right.
+//
+// Conditioning: a float mismatch (every float mode but float16) is checked against the original's
+// own sensitivity: ORT runs the original again with every float constant moved by one float32
+// ulp (seeded random signs, two sets and their mirrors: four runs, same inputs; only after a
+// mismatch, so it costs nothing otherwise). When at every mismatching element the
+// original itself moves at least as far as the result differs, the difference is within what
+// rounding the constants can do (folding in double a product ORT accumulates in float32, then
+// Cos of a value near 61972: one ulp there is 0.004), so it is counted as ill-conditioned, not a
+// finding.
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs } from '../../node/oracle.mjs';
 import { halfToNumber } from '../../../web/src/verify-core.js';
+import { mainGraph, perturbConstants } from './onnx-walk.mjs';
+import { runAll } from './ort-all.mjs';
 
 // The oracle's defaults: float32 folding and fusions reorder arithmetic, nothing more.
 export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
@@ -34,6 +64,11 @@ export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
 // magnitude), not precision loss.
 export const FLOAT16_TOLERANCE = { range: 2e-2, rtol: 5e-2, atol: 1e-3 };
 export const MODES = ['default', 'float16', 'split', 'outline', 'inline'];
+export const QDQ_MODES = ['default', 'quant-qoperator', 'quant-integer', 'quant-qdq-clean'];
+export const ALL_MODES = [...new Set([...MODES, ...QDQ_MODES])];
+// Runs of the original with its constants perturbed, for the conditioning check: seeded signs,
+// and each set mirrored (so a single constant is moved both ways).
+const PERTURBATIONS = [[1, false], [1, true], [2, false], [2, true]];
 
 ort.env.logLevel = 'fatal';   // ORT's own shape-inference log lines are noise here
 const SESSION = { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 4 };
@@ -83,6 +118,10 @@ async function runModel(bytes, feeds) {
   }
 }
 
+// ORT's error text, first line, without the source path and function signature its kernels put
+// before the reason.
+const ortMessage = (e) => e.message.split('\n')[0].replace(/\/onnxruntime_src\/\S+ (virtual )?[^()]*\([^)]*\)( const)? /, '').slice(0, 300);
+
 const toBytes = async (m) => (m instanceof Uint8Array ? m : new Uint8Array(await m.arrayBuffer()));
 
 // What onnxfold makes of the model in `mode`: {bytes} | {prep, main} | {refused} | {crash}.
@@ -94,7 +133,7 @@ async function transform(bytes, mode) {
       return { prep: r.report.nothing_to_split ? null : await toBytes(r.prep), main: await toBytes(r.main) };
     }
     const options = { float16: { float16: true }, outline: { passes: ['outline-functions'], extra: { 'outline-functions.depth': '2' } },
-      inline: { passes: ['inline-functions'] } }[mode] ?? {};
+      inline: { passes: ['inline-functions'] } }[mode] ?? (mode.startsWith('quant-') ? { quant: mode.slice(6) } : {});
     const r = await optimize(bytes, { output: 'bytes', ...options });
     return { bytes: await toBytes(r.model) };
   } catch (e) {
@@ -103,7 +142,100 @@ async function transform(bytes, mode) {
   }
 }
 
-function compareOutputs(mode, names, expected, actual, actual2, nondet) {
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+
+// The elements where `a` is farther from `e` than `allowed(i, e)` (float rule of compareTensors:
+// NaN equals NaN, an infinity only itself): [{i, d}].
+function badElements(e, a, allowed) {
+  const bad = [];
+  for (let i = 0; i < e.data.length; i++) {
+    const x = num(a.data[i]);
+    const y = num(e.data[i]);
+    if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+    const d = Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Infinity;
+    if (!(d <= allowed(i, y))) bad.push({ i, d });
+  }
+  return bad;
+}
+
+function coordOf(i, dims) {
+  const c = new Array(dims.length).fill(0);
+  for (let d = dims.length - 1; d >= 0; d--) { c[d] = i % dims[d]; i = Math.floor(i / dims[d]); }
+  return c;
+}
+
+const INT_RANGES = { uint8: [0, 255], int8: [-128, 127], uint16: [0, 65535], int16: [-32768, 32767] };
+
+// Per graph output of a QDQ model: {step(i) -> one quantization step at element i, clamp(i) ->
+// whether the element is at the end of its integer range (null when unknown)}, from the
+// original's graph and its reference outputs.
+function quantSteps(bytes, names, expected) {
+  const g = mainGraph(bytes);
+  const producer = new Map(g.nodes.flatMap((n) => n.outputs.map((o) => [o, n])));
+  const steps = {};
+  for (const name of names) {
+    const e = expected[name];
+    const n = producer.get(name);
+    if (INT_RANGES[e.type]) {
+      const [lo, hi] = INT_RANGES[e.type];
+      steps[name] = { kind: 'integer', step: () => 1, clamp: (i) => e.data[i] <= lo || e.data[i] >= hi };
+      continue;
+    }
+    const scale = n?.op === 'DequantizeLinear' ? g.constants.get(n.inputs[1])?.data : null;
+    if (scale?.length && e.type === 'float32') {
+      const rank = e.dims.length;
+      const a = n.attrs.axis ?? 1;
+      const axis = a < 0 ? a + rank : a;
+      const channel = scale.length === 1 ? () => 0 : (i) => coordOf(i, e.dims)[axis];
+      // The quantized type: the zero point's, or the DQ input's producer (a Q's output_dtype or
+      // uint8), or the integer initializer it reads.
+      const zp = n.inputs[2] ? g.constants.get(n.inputs[2]) : null;
+      const q = producer.get(n.inputs[0]);
+      const qtype = zp?.type ?? g.constants.get(n.inputs[0])?.type ??
+        (q?.op === 'QuantizeLinear' ? ({ 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16' }[q.attrs.output_dtype ?? 2]) : undefined);
+      const range = INT_RANGES[qtype];
+      steps[name] = {
+        kind: 'dq', step: (i) => scale[channel(i)],
+        clamp: range ? (i) => {
+          const c = channel(i);
+          const v = Math.round(e.data[i] / scale[c]) + (zp ? Number(zp.data[c]) : 0);
+          return v <= range[0] || v >= range[1];
+        } : null,
+      };
+      continue;
+    }
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const v of e.data) {
+      const x = num(v);
+      if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+    }
+    const step = hi > lo ? (hi - lo) / 255 : 0;
+    steps[name] = { kind: 'float', step: () => step, clamp: null };
+  }
+  return steps;
+}
+
+// One finding's text for the mismatching elements `bad` of output `n`.
+function describeMismatch(n, e, a, bad, more = () => '') {
+  const w = bad.reduce((m, b) => (b.d > m.d ? b : m));
+  return `output '${n}' ${e.type}[${e.dims}]: ${bad.length}/${e.data.length} elements differ, ` +
+    `max |diff| ${w.d.toPrecision(4)}; at [${coordOf(w.i, e.dims)}] original ${num(e.data[w.i])}, result ${num(a.data[w.i])}${more(w)}`;
+}
+
+// Output checks common to every mode: dtype and shape. An error text, or null.
+function layoutError(e, a) {
+  if (a.type !== e.type) return `dtype differs: original ${e.type}, result ${a.type}`;
+  if (a.dims.length !== e.dims.length || a.dims.some((d, i) => d !== e.dims[i])) return `shape differs: original [${e.dims}], result [${a.dims}]`;
+  return null;
+}
+
+/**
+ * Mismatches of `actual` against `expected` ([{kind, message, output, elements: [{i, d}]}]; a
+ * `conditioned` one may be explained by the original's sensitivity). `ref` for QDQ models:
+ * {all: outputs of ORT 'all' or null, steps: quantSteps(...)}.
+ */
+function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = null) {
   const bad = [];
   for (const n of names) {
     const e = expected[n];
@@ -120,23 +252,90 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet) {
       }
       continue;
     }
-    const c = mode === 'float16' ? float16Compare(n, e, a) : compareTensors(n, e, a, TOLERANCE);
-    if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
-    else if (c.mismatches) {
-      const w = c.worst;
-      bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
-        `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}` });
+    if (mode === 'float16') {
+      const c = float16Compare(n, e, a);
+      if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
+      else if (c.mismatches) {
+        const w = c.worst;
+        bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
+          `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}` });
+      }
+      continue;
+    }
+    const err = layoutError(e, a);
+    if (err) { bad.push({ kind: 'mismatch', message: `output '${n}': ${err}` }); continue; }
+    const exact = !FLOATS.has(e.type);
+    if (!ref) {
+      if (exact) {
+        const c = compareTensors(n, e, a, TOLERANCE);
+        if (c.mismatches) bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ` });
+        continue;
+      }
+      const { rtol, atol } = TOLERANCE;
+      const els = badElements(e, a, (i, y) => atol + rtol * Math.abs(y));
+      if (els.length) bad.push({ kind: 'mismatch', conditioned: true, output: n, elements: els, message: describeMismatch(n, e, a, els) });
+      continue;
+    }
+    // QDQ: within one step of the nearer reference.
+    const st = ref.steps[n];
+    const { rtol, atol } = TOLERANCE;
+    const allowed = (i, y) => st.step(i) * (1 + 1e-5) + (st.kind === 'float' ? atol + rtol * Math.abs(y) : 0);
+    let els = badElements(e, a, allowed);
+    const all = ref.all?.[n];
+    if (els.length && all && !layoutError(e, all)) {
+      const near = new Map(badElements(all, a, allowed).map((b) => [b.i, b.d]));
+      els = els.filter((b) => near.has(b.i)).map((b) => ({ i: b.i, d: Math.min(b.d, near.get(b.i)) }));
+    }
+    if (els.length) {
+      bad.push({ kind: 'mismatch', conditioned: true, output: n, elements: els,
+        message: describeMismatch(n, e, a, els, (w) => `${all ? ` (ORT 'all' ${num(all.data[w.i])})` : ''}, ` +
+          `${(w.d / st.step(w.i)).toPrecision(3)} steps of ${st.step(w.i).toPrecision(4)}`) });
     }
   }
   return bad;
 }
 
+// How far the original's outputs move when its float constants move by one ulp: per output, the
+// largest move of each element over the PERTURBATIONS runs; null when it cannot be measured.
+async function sensitivity(bytes, feeds, names, expected) {
+  const moves = Object.fromEntries(names.map((n) => [n, new Float64Array(expected[n].data.length)]));
+  for (const [seed, mirror] of PERTURBATIONS) {
+    const { bytes: b, count } = perturbConstants(bytes, seed, mirror);
+    if (!count) return moves;   // no float constant: nothing moves
+    let s;
+    try {
+      s = await createSession(b);
+      const out = await s.run(Object.fromEntries(s.inputNames.map((n) => [n, feeds[n]])));
+      for (const n of names) {
+        const e = expected[n].data;
+        const p = out[n].data;
+        const m = moves[n];
+        for (let i = 0; i < e.length; i++) {
+          const x = num(p[i]);
+          const y = num(e[i]);
+          const d = x === y || (Number.isNaN(x) && Number.isNaN(y)) ? 0 : Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Infinity;
+          if (d > m[i]) m[i] = d;
+        }
+      }
+    } catch {
+      return null;
+    } finally {
+      await s?.release();
+    }
+  }
+  return moves;
+}
+
 /**
  * Check one model. Options: dims (symbolic dim sizes), discontinuous (skip the float16 compare),
- * random (run the original more often), modes (default MODES). Returns {status, refused: {mode: message}, findings, note}.
+ * random (run the original more often), quant (a QDQ model: the QDQ tolerance and references),
+ * modes (default MODES, QDQ_MODES for a QDQ model), transform (the checker's own tests: what
+ * stands for onnxfold, async (bytes, mode) -> {bytes} | {refused} | {crash}).
+ * Returns {status, refused: {mode: message}, findings, illConditioned, note, quant}.
  */
-export async function checkModel(bytes, { dims = {}, discontinuous = false, random = false, modes = MODES } = {}) {
-  const out = { status: 'ok', refused: {}, findings: [], note: '' };
+export async function checkModel(bytes, { dims = {}, discontinuous = false, random = false, quant = false,
+  modes = quant ? QDQ_MODES : MODES, transform: transformOf = transform } = {}) {
+  const out = { status: 'ok', refused: {}, findings: [], illConditioned: [], note: '', quant: null };
   let orig;
   let feeds;
   let expected;
@@ -146,7 +345,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
     orig = await createSession(bytes);
   } catch (e) {
     out.status = 'skipped';
-    out.note = `ORT cannot load the original: ${e.message.split('\n')[0].slice(0, 300)}`;
+    out.note = `ORT cannot load the original: ${ortMessage(e)}`;
     return out;
   }
   const nondet = new Set();
@@ -166,7 +365,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         }
       }
     } catch (e) {
-      origError = e.message.split('\n')[0].slice(0, 300);
+      origError = ortMessage(e);
       ortGap = ORT_GAP.test(e.message);   // the whole message: the reason comes last
     }
   } finally {
@@ -177,11 +376,25 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
     out.note = `ORT cannot run the original: ${origError}`;
     return out;
   }
+  let ref = null;
+  if (quant && !origError) {
+    const all = await runAll(bytes, feeds);
+    const steps = quantSteps(bytes, names, expected);
+    let elements = 0;
+    let clamped = 0;
+    for (const n of names) {
+      if (!steps[n].clamp) continue;
+      for (let i = 0; i < expected[n].data.length; i++) { elements++; if (steps[n].clamp(i)) clamped++; }
+    }
+    ref = { all: all.outputs ?? null, steps };
+    out.quant = { all: all.error ?? null, crashed: !!all.crashed, elements, clamped };
+  }
+  let moves;   // the original's sensitivity, measured on the first mismatch that needs it
 
   for (const mode of modes) {
     if (origError && mode !== 'default') continue;
     if (mode === 'float16' && discontinuous) continue;
-    const t = await transform(bytes, mode);
+    const t = await transformOf(bytes, mode);
     if (t.refused) { out.refused[mode] = t.refused; continue; }
     if (t.crash) { out.findings.push({ mode, kind: 'crash', message: t.crash }); continue; }
     let main;
@@ -200,7 +413,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         main = await runModel(t.bytes, feeds);
       }
     } catch (e) {
-      if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+      if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${ortMessage(e)}` });
       continue;
     }
     try {
@@ -221,10 +434,22 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         actual = await main.run();
         if (nondet.size) actual2 = [await main.run(), await main.run()];
       } catch (e) {
-        out.findings.push({ mode, kind: 'run', message: `ORT cannot run the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+        out.findings.push({ mode, kind: 'run', message: `ORT cannot run the result: ${ortMessage(e)}` });
         continue;
       }
-      for (const f of compareOutputs(mode, names, expected, actual, actual2, nondet)) out.findings.push({ mode, ...f });
+      for (const { conditioned, elements, output, ...f } of compareOutputs(mode, names, expected, actual, actual2, nondet, ref)) {
+        if (conditioned) {
+          if (moves === undefined) moves = await sensitivity(bytes, feeds, names, expected);
+          const m = moves?.[output];
+          if (m && elements.every(({ i, d }) => m[i] >= d)) {
+            const w = elements.reduce((x, y) => (y.d > x.d ? y : x));
+            out.illConditioned.push({ mode, ...f, message: `${f.message}; the original itself moves by ${m[w.i].toPrecision(4)} there ` +
+              'when its constants move by one float32 ulp' });
+            continue;
+          }
+        }
+        out.findings.push({ mode, ...f });
+      }
     } finally {
       await main.session.release();
     }
