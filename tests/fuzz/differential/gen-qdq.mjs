@@ -11,7 +11,8 @@
 // DequantizeLinear -> an op -> QuantizeLinear -> DequantizeLinear -> the next op ..., over the ops
 // the finalize rewrites (Conv, MatMul, Gemm, Relu/Clip before a Q, Reshape/Transpose/Flatten/
 // Squeeze/Unsqueeze/Slice/Gather/Concat/MaxPool between equal Q/DQ) and ops it leaves in float
-// (Add, Mul, Sub, AveragePool, GlobalAveragePool, LeakyRelu, Sigmoid, Tanh, Softmax). Now and then
+// (Add, Mul, Sub, AveragePool, GlobalAveragePool, LeakyRelu, Sigmoid, Tanh, Softmax), Identity, and
+// DQ -> Q pairs (the same params: the integers back; others: a requantization). Now and then
 // an op's result is not quantized (a float island, a float graph output), is read by another op
 // besides its Q (no fusion may take it), or its Q is a graph output (an integer output).
 // Weights: float initializers behind Q -> DQ, or int8/uint8 initializers behind a DQ only; per
@@ -383,6 +384,7 @@ class QGen {
   finishParams(p) {
     const q = { ...p };
     q.negAxis = p.axis >= 0 && this.opset >= 13 && this.chance(0.2);   // axis written as axis - rank
+    q.omitAxis = p.axis === 1 && this.chance(0.4);                       // the default axis, not written
     q.vec1 = p.axis < 0 && this.chance(0.1);   // a [1] scale and zero point: still per tensor
     const zeros = p.zp.every((z) => z === 0);
     q.outputDtype = this.opset >= 21 && zeros && p.type !== 'uint8' && this.chance(0.3);
@@ -401,7 +403,7 @@ class QGen {
     return withZp && z ? [s, z] : [s];
   }
   axisAttrs(p, rank) {
-    return p.axis >= 0 ? { axis: p.negAxis ? p.axis - rank : p.axis } : {};
+    return p.axis >= 0 && !p.omitAxis ? { axis: p.negAxis ? p.axis - rank : p.axis } : {};
   }
   quantize(x, p) {
     const attrs = this.axisAttrs(p, x.t.shape.length);
@@ -728,7 +730,7 @@ class QGen {
     if (!x) return false;
     const s = x.t.shape;
     const r = s.length;
-    const op = this.pick(['Reshape', 'Reshape', 'Transpose', 'Transpose', 'Flatten', 'Squeeze', 'Unsqueeze', 'Slice', 'Slice', 'Gather']);
+    const op = this.pick(['Reshape', 'Reshape', 'Transpose', 'Transpose', 'Flatten', 'Squeeze', 'Unsqueeze', 'Slice', 'Slice', 'Gather', 'Identity']);
     let y;
     let inputs = [x.name];
     const attrs = {};
@@ -742,6 +744,8 @@ class QGen {
       const written = shape.map((d, i) => (i < r && d === s[i] && this.chance(0.3) ? 0 : d));
       inputs = [x.name, this.int64s(written)];
       y = tensor(dims, x.t.data);
+    } else if (op === 'Identity') {
+      y = x.t;
     } else if (op === 'Transpose') {
       if (r < 2) return false;
       const perm = this.chance(0.2) ? range(r).reverse() : this.shuffle(range(r));
@@ -829,6 +833,18 @@ class QGen {
     return this.result(out, y);
   }
 
+  // A dequantized value quantized again: with its own params (a DQ -> Q pair that gives back the
+  // integers), or others (a requantization).
+  requant() {
+    const x = this.findAct((a) => a.p);
+    if (!x) return false;
+    const p = this.chance(0.6) ? x.p : this.calib(x.t);
+    const q = this.quantize(x, p);
+    if (this.chance(0.1)) return true;   // the integers are a graph output
+    this.addAct(this.dequantize(q, p));
+    return true;
+  }
+
   // Another graph input joins in the middle.
   newInput() {
     return !!this.freshInput(this.startShape());
@@ -860,7 +876,7 @@ class QGen {
   }
 }
 
-const WEIGHTS = { conv: 5, matmul: 3, gemm: 2, binary: 3, unary: 3, pool: 2, concat: 2, movement: 4, softmax: 0.5, newInput: 0.5 };
+const WEIGHTS = { conv: 5, matmul: 3, gemm: 2, binary: 3, unary: 3, pool: 2, concat: 2, movement: 4, requant: 1, softmax: 0.5, newInput: 0.5 };
 export const QDQ_EMITTERS = Object.keys(WEIGHTS);
 const TOTAL = Object.values(WEIGHTS).reduce((a, b) => a + b, 0);
 
