@@ -88,6 +88,17 @@ bool is8Bit(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8;
 }
 
+bool qlinearTypesRun(DataType x, DataType w, DataType y) {
+  return is8Bit(x) && is8Bit(w) && y == x && (x == DataType::kUint8 || w == DataType::kInt8);
+}
+
+bool uniformZeroPoint(const QParams& p) {
+  for (int64_t z : p.zero_point) {
+    if (z != p.zero_point.front()) return false;
+  }
+  return true;
+}
+
 int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t) {
   int64_t lo = 0, hi = 0;
   quantRange(t, lo, hi);
