@@ -11,6 +11,13 @@ import { fileURLToPath } from 'node:url';
 
 const self = fileURLToPath(import.meta.url);
 
+/**
+ * ORT's error text, first line, without the source path and function signature its kernels put
+ * before the reason.
+ */
+export const ortMessage = (e) => e.message.split('\n')[0]
+  .replace(/\/onnxruntime_src\/\S+ (virtual )?[^()]*\([^)]*\)( const)? /, '').slice(0, 300);
+
 if (process.argv[2] === '--child') {
   const { default: ort } = await import('onnxruntime-node');
   ort.env.logLevel = 'fatal';
@@ -23,7 +30,7 @@ if (process.argv[2] === '--child') {
       const outputs = Object.fromEntries(Object.entries(out).map(([k, t]) => [k, { type: t.type, data: t.data, dims: [...t.dims], size: t.size }]));
       process.send({ id, outputs });
     } catch (e) {
-      process.send({ id, error: e.message.split('\n')[0].slice(0, 300) });
+      process.send({ id, error: ortMessage(e) });
     } finally {
       await s?.release();
     }
