@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "schema/op_schema.h"
 
 namespace onnxfold::quant {
 
@@ -90,6 +91,13 @@ bool is8Bit(DataType t) {
 
 bool qlinearTypesRun(DataType x, DataType w, DataType y) {
   return is8Bit(x) && is8Bit(w) && y == x && (x == DataType::kUint8 || w == DataType::kInt8);
+}
+
+bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t) {
+  const OpSchema* s = OpSchemas::instance().find("", op, opset);
+  const FormalParameter* f = s != nullptr ? s->input(input) : nullptr;
+  return f != nullptr &&
+         s->types[static_cast<size_t>(f->type)].allows(Type::tensor(t, std::nullopt));
 }
 
 bool uniformZeroPoint(const QParams& p) {

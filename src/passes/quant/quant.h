@@ -44,6 +44,9 @@ bool is8Bit(DataType t);
 // every 8-bit combination, but a model with another one does not load there
 // ("Could not find an implementation"), so those take the integer form instead.
 bool qlinearTypesRun(DataType x, DataType w, DataType y);
+// True when the default-domain `op`'s schema at `opset` admits element type `t`
+// for input `input`.
+bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t);
 // True when every zero point is the same (ConvInteger kernels accept only a
 // per-tensor weight zero point: ONNX Runtime fails a per-channel one at run time).
 bool uniformZeroPoint(const QParams& p);

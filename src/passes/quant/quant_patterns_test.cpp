@@ -148,6 +148,52 @@ TEST(QuantFoldWeights, PerTensorBiasHasScalarScale) {
   }
 }
 
+// An int16 output step (2e-5) finer than what rounding the bias to its int32 step (sx * sw, 4e-5
+// to 6e-5) moves it by: the bias stays float, or the output would move by several steps. The
+// Conv then takes the integer form with the float bias added after the rescale.
+TEST(QuantFoldWeights, BiasStaysFloatWhenTheOutputStepIsFiner) {
+  const auto fine = [](ConvOpts& o) {
+    o.y_type = DataType::kInt16;
+    o.sy = 2e-5F;
+  };
+  auto m = convModel(with(fine));
+  auto counters = runPasses(*m, {"quant-fold-weights"});
+  EXPECT_EQ(counters["weights quantized"], 1);
+  EXPECT_EQ(counters.count("biases quantized to int32"), 0u);
+  for (const char* mode : {"qoperator", "integer", "qdq-clean"}) {
+    auto c = convModel(with(fine));
+    EXPECT_LE(finalizeAndCompare(*c, mode, convInputs()), 2e-5 * 1.0001) << mode;
+    EXPECT_EQ(countOps(*c->graph, "QLinearConv"), 0u) << mode;
+  }
+  // The same Conv before an 8-bit Q (step 0.05): int32.
+  auto coarse = convModel({});
+  counters = runPasses(*coarse, {"quant-fold-weights"});
+  EXPECT_EQ(counters["biases quantized to int32"], 1);
+}
+
+// The same through float ops: Conv -> Mul -> Q. A 16-bit step there (2e-5) keeps the bias float
+// (0.1234567 is 3086.4 steps of sx * sw = 4e-5: rounding moves it by 1.6e-5); an 8-bit one, or no
+// Q at all (a float graph output), lets it become int32.
+TEST(QuantFoldWeights, BiasLooksThroughFloatOpsForTheFinestStep) {
+  for (const auto& [t, sy, want] : {std::tuple{DataType::kInt16, 2e-5F, 0},
+                                    std::tuple{kU8, 0.05F, 1}, std::tuple{kF32, 0.0F, 1}}) {
+    QdqBuilder q;
+    Value* x = q.b().input("x", kF32, {1, 2, 5, 5});
+    Value* xd = q.qdq(x, q.scale({0.01F}), q.zp(kU8, 128));
+    Value* s = q.scale({0.004F});
+    Value* z = q.zp(kI8, 0);
+    Value* wd = q.dq(q.q(q.floats({3, 2, 3, 3}, ramp(54, 0.29F)), s, z), s, z);
+    Value* c = q.b().op("Conv", {xd, wd, q.floats({3}, {0.1234567F, -0.2F, 0.05F}, "b")});
+    Value* y = q.b().op("Mul", {c, q.floats({}, {1.5F})});
+    if (t != kF32) y = q.qdq(y, q.scale({sy}), q.zp(t, 0));
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    auto counters = runPasses(*m, {"quant-fold-weights"});
+    EXPECT_EQ(counters["biases quantized to int32"], want) << dataTypeName(t);
+  }
+}
+
 TEST(QuantFoldWeights, NonConstantOrOverridableWeightsStay) {
   {
     auto m = convModel(with([](ConvOpts& o) { o.weight_const = false; }));
@@ -278,7 +324,9 @@ TEST(QuantConvInteger, PerChannelWeightZeroPointsThatDifferStay) {
   EXPECT_LE(finalizeAndCompare(*m, "integer", convInputs()), kHalfBiasStep);
   ASSERT_EQ(countOps(*m->graph, "ConvInteger"), 1u);
   for (const Node* n : m->graph->nodes()) {
-    if (n->op_type == "ConvInteger") EXPECT_EQ(constantOf(n->input(3))->rank(), 0u);
+    if (n->op_type == "ConvInteger") {
+      EXPECT_EQ(constantOf(n->input(3))->rank(), 0u);
+    }
   }
 }
 
@@ -321,6 +369,24 @@ TEST(QuantFoldClip, Relu6WithSaturatingScaleDisappears) {
   EXPECT_LE(finalizeAndCompare(*m, "qoperator", convInputs()), 6.0 / 255.0 * 1.0001);
   EXPECT_EQ(countOps(*m->graph, "Clip"), 0u);
   EXPECT_EQ(countOps(*m->graph, "QLinearConv"), 1u);
+}
+
+// A Relu before an int16 Q with zero point 0 would be an integer Clip(0, 32767): valid ONNX,
+// but ONNX Runtime has no 16-bit Clip (the model does not load), so the Relu stays. Before a
+// uint16 Q with zero point 0 it saturates at the bound itself and disappears.
+TEST(QuantFoldClip, NoSixteenBitIntegerClip) {
+  for (const DataType t : {DataType::kInt16, DataType::kUint16}) {
+    QdqBuilder q(21);
+    Value* x = q.b().input("x", kF32, {6});
+    Value* y = q.qdq(q.b().op("Relu", {x}), q.scale({0.001F}), q.zp(t, 0));
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    const std::map<std::string, Tensor> in = {{"x", test::floatTensor({6}, ramp(6))}};
+    EXPECT_EQ(finalizeAndCompare(*m, "qoperator", in), 0.0);
+    EXPECT_EQ(countOps(*m->graph, "Clip"), 0u);
+    EXPECT_EQ(countOps(*m->graph, "Relu"), t == DataType::kInt16 ? 1u : 0u);
+  }
 }
 
 TEST(QuantFoldClip, NonConstantBoundStays) {
@@ -695,6 +761,35 @@ TEST(QuantDataMovement, MaxPoolBeforeOpset12StaysFloat) {
   for (const Node* node : m->graph->nodes()) {
     if (node->op_type == "MaxPool") {
       EXPECT_NE(dtypeOf(node->output(0)), DataType::kUint8);
+    }
+  }
+}
+
+// 16-bit Q/DQ (opset 21): MaxPool's schema takes int8 and uint8 only, so it stays float (an
+// int16 MaxPool is an invalid model); Reshape takes every type and runs on the int16 values.
+TEST(QuantDataMovement, SixteenBitMaxPoolStaysFloat) {
+  for (const DataType t : {DataType::kInt16, DataType::kUint16}) {
+    QdqBuilder q(21);
+    Value* x = q.b().input("x", kF32, {1, 1, 4, 4});
+    Value* s = q.scale({0.001F});
+    Value* z = q.zp(t, t == DataType::kInt16 ? 0 : 1000);
+    Value* p = q.b().op(
+        "MaxPool", {q.qdq(x, s, z)},
+        attrs(Attribute::makeInts("kernel_shape", {2, 2}), Attribute::makeInts("strides", {2, 2})));
+    Value* r = q.b().op("Reshape", {q.qdq(p, s, z), q.ints(DataType::kInt64, {1}, {-1}, "shape")});
+    Value* y = q.qdq(r, s, z);
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    const std::map<std::string, Tensor> in = {{"x", test::floatTensor({1, 1, 4, 4}, ramp(16))}};
+    EXPECT_EQ(finalizeAndCompare(*m, "qoperator", in), 0.0);
+    for (const Node* n : m->graph->nodes()) {
+      if (n->op_type == "MaxPool") {
+        EXPECT_EQ(dtypeOf(n->output(0)), kF32);
+      }
+      if (n->op_type == "Reshape") {
+        EXPECT_EQ(dtypeOf(n->output(0)), t);
+      }
     }
   }
 }
