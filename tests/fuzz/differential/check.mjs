@@ -28,10 +28,13 @@
 // (optimize with quant: 'qoperator' | 'integer' | 'qdq-clean').
 //
 // QDQ tolerance: an output element passes within one quantization step of it: the scale of the
-// DequantizeLinear that produces the output (per channel when it is per axis), 1 for an integer
-// output (a QuantizeLinear's), and for a float output (an op after the last DQ) 1/255 of the
-// original output's range (max - min), as tests/node/quant-finalize.test.mjs does, plus the float
-// tolerance; against the nearer of two references, ORT running the original with its graph
+// DequantizeLinear that produces the output (per channel when it is per axis; through ops that
+// only move elements, Reshape, Transpose, MaxPool...: its largest), 1 for an integer output (a
+// QuantizeLinear's), and for a float output (an op after the last DQ) 1/255 of the original
+// output's range (max - min), as tests/node/quant-finalize.test.mjs does, plus the float
+// tolerance; a quantization that requantizes a coarser one (Q -> DQ -> Q) allows one step of
+// the coarser, in its own steps rounded up (quantSteps); against the nearer of two references,
+// ORT running the original with its graph
 // optimizations off and at 'all' (which fuses QDQ into integer ops itself). Why a step: integer
 // ops requantize in another order than the float QDQ original (int32 accumulation, one rescale
 // before rounding), so a value that falls on or next to a rounding tie may land one integer
@@ -162,23 +165,69 @@ function coordOf(i, dims) {
 
 const INT_RANGES = { uint8: [0, 255], int8: [-128, 127], uint16: [0, 65535], int16: [-32768, 32767] };
 
-// Per graph output of a QDQ model: {step(i) -> one quantization step at element i, clamp(i) ->
-// whether the element is at the end of its integer range (null when unknown)}, from the
-// original's graph and its reference outputs.
+// Ops that only select, reorder or copy elements: what they give is on their input's grid.
+const MOVES = new Set(['Reshape', 'Transpose', 'Flatten', 'Squeeze', 'Unsqueeze', 'Identity', 'Slice', 'Gather',
+  'Concat', 'MaxPool', 'GlobalMaxPool', 'Expand', 'Tile', 'Split']);
+
+// Per graph output of a QDQ model: {kind, step(i) -> one quantization step at element i, steps ->
+// how many of them an element may be off, clamp(i) -> whether the element is at the end of its
+// integer range (null when unknown)}, from the original's graph and its reference outputs.
+// An output on a DQ's grid (the DQ's own output, or copied from it by MOVES) has the DQ's step
+// (per channel when it is the DQ's own per-axis output); an integer output a step of 1. When
+// that quantization requantizes a value a coarser one rounded before (Q -> DQ -> Q, through
+// MOVES), a tie that upstream Q rounded the other way is one upstream step: the tolerance is
+// that many output steps, rounded up (an int8 step of 0.0049 requantized to uint8 steps of
+// 0.0030 is two of them). Any other output: 1/255 of its range.
 function quantSteps(bytes, names, expected) {
   const g = mainGraph(bytes);
   const producer = new Map(g.nodes.flatMap((n) => n.outputs.map((o) => [o, n])));
+  const scaleOf = (n) => g.constants.get(n.inputs[1])?.data ?? null;
+  // The DQ or Q nodes `v` is copied from through MOVES ([] when another op computes it).
+  const sources = (v, op, seen = new Set()) => {
+    const n = producer.get(v);
+    if (!n || seen.has(n)) return [];
+    seen.add(n);
+    if (n.op === op) return scaleOf(n)?.length ? [n] : [];
+    if (!MOVES.has(n.op)) return [];
+    const parts = (n.op === 'Concat' ? n.inputs : [n.inputs[0]]).map((x) => sources(x, op, seen));
+    return parts.every((p) => p.length) ? parts.flat() : [];
+  };
+  // The largest step of the quantizations before the Qs `qs` (Q <- DQ <- Q <- ..., through MOVES).
+  const upstream = (qs, depth = 0) => {
+    let m = 0;
+    for (const q of qs) {
+      if (depth > 16) break;
+      for (const dq of sources(q.inputs[0], 'DequantizeLinear')) {
+        m = Math.max(m, ...scaleOf(dq));
+        m = Math.max(m, upstream(sources(dq.inputs[0], 'QuantizeLinear'), depth + 1));
+      }
+    }
+    return m;
+  };
+  const stepsFor = (up, step) => (up > step ? Math.ceil(up / step - 1e-6) : 1);
   const steps = {};
   for (const name of names) {
     const e = expected[name];
     const n = producer.get(name);
     if (INT_RANGES[e.type]) {
       const [lo, hi] = INT_RANGES[e.type];
-      steps[name] = { kind: 'integer', step: () => 1, clamp: (i) => e.data[i] <= lo || e.data[i] >= hi };
+      const qs = sources(name, 'QuantizeLinear');
+      const own = qs.length ? Math.min(...qs.flatMap((q) => [...scaleOf(q)])) : 0;
+      const up = upstream(qs);
+      steps[name] = { kind: 'integer', step: () => 1, steps: own ? stepsFor(up, own) : 1,
+        clamp: (i) => e.data[i] <= lo || e.data[i] >= hi };
       continue;
     }
-    const scale = n?.op === 'DequantizeLinear' ? g.constants.get(n.inputs[1])?.data : null;
-    if (scale?.length && e.type === 'float32') {
+    const dqs = e.type === 'float32' ? sources(name, 'DequantizeLinear') : [];
+    if (dqs.length) {
+      const up = upstream(dqs.flatMap((dq) => sources(dq.inputs[0], 'QuantizeLinear')));
+      if (n?.op !== 'DequantizeLinear') {
+        // Copied from DQ outputs: their largest step.
+        const step = Math.max(...dqs.flatMap((dq) => [...scaleOf(dq)]));
+        steps[name] = { kind: 'dq', step: () => step, steps: stepsFor(up, step), clamp: null };
+        continue;
+      }
+      const scale = scaleOf(n);
       const rank = e.dims.length;
       const a = n.attrs.axis ?? 1;
       const axis = a < 0 ? a + rank : a;
@@ -191,7 +240,7 @@ function quantSteps(bytes, names, expected) {
         (q?.op === 'QuantizeLinear' ? ({ 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16' }[q.attrs.output_dtype ?? 2]) : undefined);
       const range = INT_RANGES[qtype];
       steps[name] = {
-        kind: 'dq', step: (i) => scale[channel(i)],
+        kind: 'dq', step: (i) => scale[channel(i)], steps: stepsFor(up, Math.min(...scale)),
         clamp: range ? (i) => {
           const c = channel(i);
           const v = Math.round(e.data[i] / scale[c]) + (zp ? Number(zp.data[c]) : 0);
@@ -207,7 +256,7 @@ function quantSteps(bytes, names, expected) {
       if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
     }
     const step = hi > lo ? (hi - lo) / 255 : 0;
-    steps[name] = { kind: 'float', step: () => step, clamp: null };
+    steps[name] = { kind: 'float', step: () => step, steps: 1, clamp: null };
   }
   return steps;
 }
@@ -276,7 +325,7 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = nu
     const st = ref.steps[n];
     const { rtol, atol } = TOLERANCE;
     // Plus the float rounding of the two values (each a float32 product: half an ulp).
-    const allowed = (i, y) => st.step(i) * (1 + 1e-6) + 2 ** -23 * Math.abs(y) + (st.kind === 'float' ? atol + rtol * Math.abs(y) : 0);
+    const allowed = (i, y) => st.steps * st.step(i) * (1 + 1e-6) + 2 ** -23 * Math.abs(y) + (st.kind === 'float' ? atol + rtol * Math.abs(y) : 0);
     let els = badElements(e, a, allowed);
     const all = ref.all?.[n];
     if (els.length && all && !layoutError(e, all)) {
@@ -286,7 +335,8 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = nu
     if (els.length) {
       bad.push({ kind: 'mismatch', conditioned: true, output: n, elements: els,
         message: describeMismatch(n, e, a, els, (w) => `${all ? ` (ORT 'all' ${num(all.data[w.i])})` : ''}, ` +
-          `${(w.d / st.step(w.i)).toPrecision(3)} steps of ${st.step(w.i).toPrecision(4)}`) });
+          `${(w.d / st.step(w.i)).toPrecision(3)} steps of ${st.step(w.i).toPrecision(4)}` +
+          `${st.steps > 1 ? ` (${st.steps} allowed: requantized from a coarser scale)` : ''}`) });
     }
   }
   return bad;
