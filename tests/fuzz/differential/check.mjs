@@ -22,30 +22,31 @@
 // Modes: 'default' (optimize with default options), 'float16' (float16: true; compared by the
 // range rule below, only when the model has no step function on floats), 'split'
 // (splitConstants: ORT runs prep, and main on prep's outputs), 'outline' (outline-functions at
-// depth 2: each module the node names give, "/blocks/block.2", becomes a local function), 'inline' (inline-functions: every
-// call of a local function expanded, attribute references resolved). QDQ models (gen-qdq.mjs,
+// depth 2: each module the node names give, "/blocks/block.2", becomes a local function),
+// 'inline' (inline-functions: every call of a local function expanded, attribute references
+// resolved). QDQ models (gen-qdq.mjs,
 // option quant): 'default' and 'quant-qoperator', 'quant-integer', 'quant-qdq-clean'
 // (optimize with quant: 'qoperator' | 'integer' | 'qdq-clean').
 //
-// QDQ tolerance: an output element passes within one quantization step of it: the scale of the
+// QDQ tolerance: an output element passes within one quantization step of it, against the
+// nearer of two references: ORT running the original with its graph optimizations off, and at
+// 'all' (which fuses QDQ into integer ops itself). The step (quantSteps): the scale of the
 // DequantizeLinear that produces the output (per channel when it is per axis; through ops that
-// only move elements, Reshape, Transpose, MaxPool...: its largest), 1 for an integer output (a
-// QuantizeLinear's), and for a float output (an op after the last DQ) 1/255 of the original
-// output's range (max - min), as tests/node/quant-finalize.test.mjs does, plus the float
-// tolerance; a quantization that requantizes a coarser one (Q -> DQ -> Q) allows one step of
-// the coarser, in its own steps rounded up (quantSteps); against the nearer of two references,
-// ORT running the original with its graph
-// optimizations off and at 'all' (which fuses QDQ into integer ops itself). Why a step: integer
-// ops requantize in another order than the float QDQ original (int32 accumulation, one rescale
-// before rounding), so a value that falls on or next to a rounding tie may land one integer
-// away, and then stays one step away; a broken rewrite (a wrong scale, zero point, axis,
-// saturation) is off by many steps. Why two references: ORT's own integer kernels (what 'all'
-// fuses to) round some ties otherwise than its float kernels, both are right.
+// only move elements, Reshape, Transpose, MaxPool...: its largest); 1 for an integer output (a
+// QuantizeLinear's); for a float output (an op after the last DQ) 1/255 of the original output's
+// range (max - min), as tests/node/quant-finalize.test.mjs does, plus the float tolerance. A
+// quantization that requantizes a coarser one (Q -> DQ -> Q) allows one step of the coarser, in
+// its own steps rounded up. Why a step: integer ops requantize in another order than the float
+// QDQ original (int32 accumulation, one rescale before rounding, an int32 bias), so a value on or
+// next to a rounding tie may land one integer away, and then stays one step away; a broken
+// rewrite (a wrong scale, zero point, axis, saturation) is off by many steps. Why two
+// references: ORT's own integer kernels (what 'all' fuses to) round some ties otherwise than its
+// float kernels, and both are right.
 //
-// Conditioning: a float mismatch (every float mode but float16) is checked against the original's
-// own sensitivity: ORT runs the original again with every float constant moved by one float32
-// ulp (seeded random signs, two sets and their mirrors: four runs, same inputs; only after a
-// mismatch, so it costs nothing otherwise). When at every mismatching element the
+// Conditioning: a float mismatch (every float mode but float16) is checked against the
+// original's own sensitivity: ORT runs the original again with every float constant moved by
+// one float32 ulp (seeded random signs, two sets and their mirrors: four runs, same inputs; only
+// after a mismatch, so it costs nothing otherwise). When at every mismatching element the
 // original itself moves at least as far as the result differs, the difference is within what
 // rounding the constants can do (folding in double a product ORT accumulates in float32, then
 // Cos of a value near 61972: one ulp there is 0.004), so it is counted as ill-conditioned, not a

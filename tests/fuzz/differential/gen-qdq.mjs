@@ -191,7 +191,6 @@ function matmulT(a, b) {
   const N = b.shape.at(-1);
   const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
   const out = tensor([...batch, M, N]);
-  const bt = tensor(batch);
   for (let bi = 0; bi < numel(batch); bi++) {
     const c = coordOf(bi, batch);
     const offOf = (t) => {
@@ -210,7 +209,6 @@ function matmulT(a, b) {
       }
     }
   }
-  void bt;
   return out;
 }
 function transposeT(t, perm) {
@@ -529,7 +527,6 @@ class QGen {
     const x = this.findAct((a) => (a.t.shape.length === 3 || a.t.shape.length === 4) && a.t.shape[1] <= 16);
     if (!x) return false;
     const xs = x.t.shape;
-    const sr = xs.length - 2;
     const C = xs[1];
     const sp = xs.slice(2);
     let group = 1;
@@ -553,7 +550,6 @@ class QGen {
     const b = this.chance(0.7) ? this.bias(M, x.p, w.p, this.typicalScale(plain), 0) : null;
     const y = convT(x.t, w.t, b?.t, { strides, pads, dilations, group });
     const [out] = this.node('Conv', [x.name, w.name, ...(b ? [b.name] : [])], [['float32', y.shape]], attrs);
-    void sr;
     return this.result(out, y);
   }
 
