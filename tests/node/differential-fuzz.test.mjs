@@ -146,6 +146,41 @@ test('differential fuzz checker: a QDQ result passes within one output step, not
   }
 });
 
+// x -> Relu -> int8 Q (step 0.0049, zero point `zp`) -> DQ (zero point 0) -> uint8 Q (step
+// 0.0030) -> y: one int8 step is 1.6 output steps.
+function requantModel(zp = 0) {
+  return buildModel({
+    opset: 13, inputs: [{ name: 'x', shape: [4, 16] }], outputs: [{ name: 'y', type: 'uint8' }],
+    initializers: [{ name: 's1', dims: [], data: [0.0049] }, { name: 'z1', type: 'int8', dims: [], data: Int8Array.from([zp]) },
+      { name: 'z0', type: 'int8', dims: [], data: Int8Array.from([0]) },
+      { name: 's2', dims: [], data: [0.003] }, { name: 'z2', type: 'uint8', dims: [], data: Uint8Array.from([0]) }],
+    nodes: [{ op: 'Relu', inputs: ['x'], outputs: ['r'] },
+      { op: 'QuantizeLinear', inputs: ['r', 's1', 'z1'], outputs: ['q1'] },
+      { op: 'DequantizeLinear', inputs: ['q1', 's1', 'z0'], outputs: ['d1'] },
+      { op: 'QuantizeLinear', inputs: ['d1', 's2', 'z2'], outputs: ['y'] }],
+  });
+}
+
+test('differential fuzz checker: a tie upstream may move a QDQ output by more than its own step', async (t) => {
+  if (!need(t, existsSync(dist), wasmMissing)) return;
+  const { checkModel } = await import('../fuzz/differential/check.mjs');
+  const { closeAll } = await import('../fuzz/differential/ort-all.mjs');
+  const as = (bytes) => async () => ({ bytes });
+  const options = { quant: true, modes: ['quant-qoperator'] };
+  try {
+    // Every int8 value one step up (as if each were a tie rounded the other way): up to two
+    // uint8 steps, allowed.
+    const one = await checkModel(requantModel(), { ...options, transform: as(requantModel(1)) });
+    assert.deepEqual(one.findings, [], JSON.stringify(one.findings));
+    // Three int8 steps are five uint8 steps: a finding.
+    const three = await checkModel(requantModel(), { ...options, transform: as(requantModel(3)) });
+    assert.equal(three.findings.length, 1, JSON.stringify(three));
+    assert.match(three.findings[0].message, /allowed: a tie upstream/);
+  } finally {
+    closeAll();
+  }
+});
+
 // y = Cos(prod * x0) + x: ill-conditioned in its constant (prod about 6e4), well-conditioned in x.
 function cosModel(scale) {
   return buildModel({

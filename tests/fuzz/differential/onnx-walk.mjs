@@ -159,17 +159,17 @@ function graphSpan(b) {
 
 /**
  * The main graph: {nodes, constants: Map name -> tensor (initializers, Constant 'value'
- * outputs), outputs: [names]}.
+ * outputs), inputs: [names] (initializers that are also inputs among them), outputs: [names]}.
  */
 export function mainGraph(bytes) {
   const b = bytes;
   const [gs, ge] = graphSpan(b);
-  const g = { nodes: [], constants: new Map(), outputs: [] };
+  const g = { nodes: [], constants: new Map(), inputs: [], outputs: [] };
   for (const [f, , vs, ve] of entries(b, gs, ge)) {
     if (f === 1) g.nodes.push(nodeAt(b, vs, ve));
     else if (f === 5) { const t = tensorAt(b, vs, ve); g.constants.set(t.name, t); }
-    else if (f === 12) {
-      for (const [vf, , ns, ne] of entries(b, vs, ve)) if (vf === 1) g.outputs.push(text(b, ns, ne));
+    else if (f === 11 || f === 12) {
+      for (const [vf, , ns, ne] of entries(b, vs, ve)) if (vf === 1) g[f === 11 ? 'inputs' : 'outputs'].push(text(b, ns, ne));
     }
   }
   for (const n of g.nodes) {
