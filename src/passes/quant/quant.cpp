@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "schema/op_schema.h"
 
 namespace onnxfold::quant {
 
@@ -86,6 +87,24 @@ bool quantRange(DataType t, int64_t& lo, int64_t& hi) {
 
 bool is8Bit(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8;
+}
+
+bool qlinearTypesRun(DataType x, DataType w, DataType y) {
+  return is8Bit(x) && is8Bit(w) && y == x && (x == DataType::kUint8 || w == DataType::kInt8);
+}
+
+bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t) {
+  const OpSchema* s = OpSchemas::instance().find("", op, opset);
+  const FormalParameter* f = s != nullptr ? s->input(input) : nullptr;
+  return f != nullptr &&
+         s->types[static_cast<size_t>(f->type)].allows(Type::tensor(t, std::nullopt));
+}
+
+bool uniformZeroPoint(const QParams& p) {
+  for (int64_t z : p.zero_point) {
+    if (z != p.zero_point.front()) return false;
+  }
+  return true;
 }
 
 int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t) {

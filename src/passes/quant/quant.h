@@ -38,6 +38,18 @@ bool sameParams(const QParams& a, const QParams& b);
 // Integer range of int8/uint8/int16/uint16/int4/uint4/int32.
 bool quantRange(DataType t, int64_t& lo, int64_t& hi);
 bool is8Bit(DataType t);
+// True when ONNX Runtime's CPU kernels implement QLinearConv / QLinearMatMul for
+// these quantized types of x (a), w (b) and y: x and y of one type, and an int8
+// x only with an int8 w (uint8/uint8, uint8/int8, int8/int8). The spec admits
+// every 8-bit combination, but a model with another one does not load there
+// ("Could not find an implementation"), so those take the integer form instead.
+bool qlinearTypesRun(DataType x, DataType w, DataType y);
+// True when the default-domain `op`'s schema at `opset` admits element type `t`
+// for input `input`.
+bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t);
+// True when every zero point is the same (ConvInteger kernels accept only a
+// per-tensor weight zero point: ONNX Runtime fails a per-channel one at run time).
+bool uniformZeroPoint(const QParams& p);
 // The quantized value QuantizeLinear computes for x: float division, round
 // half to even, plus the zero point, saturated to `t`'s range.
 int64_t quantizeOne(float x, float scale, int64_t zero_point, DataType t);

@@ -16,11 +16,25 @@
 //    float32 quotient keeps too few fraction bits to round them right near
 //    .5 (double reproduces all 18,056 int32 biases of the mobilenet_v2 int8w
 //    sample; float32 division misses 42). The bias moves
-//    by at most half a step of sx * sw, the accumulator's unit, far below one
-//    step of any output scale.
+//    by at most half a step of sx * sw, the accumulator's unit: for an 8-bit
+//    output far below one output step, but a 16-bit output's step can be finer
+//    than that. So the bias is made int32 only if its rounding moves no
+//    channel by more than half the finest step of the QuantizeLinear nodes its
+//    result reaches through float ops: after Relu, Clip, pooling and data
+//    movement (which move no value farther than their input moved) the output
+//    then moves by at most one step; after ops that scale values (a MatMul
+//    sums the shift over its K terms) the same rule is a heuristic. A value
+//    that reaches no QuantizeLinear (a float graph output) is not bounded by
+//    one: the bias is made int32 as quantizers make it (mobilenet_v2's fp32w
+//    and int8w samples then finalize to the same bytes). Otherwise it stays
+//    float (ConvInteger / MatMulInteger add a float bias after the rescale;
+//    QLinearConv, which needs the int32 form, is not made then).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <unordered_set>
+#include <vector>
 
 #include "kernels/op_registry.h"
 #include "passes/passes.h"
@@ -86,6 +100,37 @@ class QuantFoldWeights : public Pass {
     return true;
   }
 
+  // The finest step of the QuantizeLinear nodes the float value `v` reaches through float ops
+  // (values of unknown type followed too; at most 256 nodes visited); +inf when it reaches none, 0
+  // when one's parameters are not known constants.
+  static float finestQuantStep(const Value* v) {
+    float step = std::numeric_limits<float>::infinity();
+    std::vector<const Value*> todo = {v};
+    std::unordered_set<const Node*> seen;
+    while (!todo.empty() && seen.size() < 256) {
+      const Value* cur = todo.back();
+      todo.pop_back();
+      for (const Use& u : cur->uses()) {
+        const Node* n = u.user;
+        if (!seen.insert(n).second) continue;
+        if (n->isOp("QuantizeLinear") && u.index == 0) {
+          const auto p = paramsOf(n);
+          if (!p) return 0.0F;
+          for (float s : p->scale)
+            step = std::min(step, s);
+          continue;
+        }
+        for (const Value* o : n->outputs()) {
+          const DataType t = o != nullptr ? dtypeOf(o) : DataType::kUndefined;
+          if (o != nullptr && (t == DataType::kFloat || t == DataType::kUndefined)) {
+            todo.push_back(o);  // a float value (or one whose type is not inferred yet)
+          }
+        }
+      }
+    }
+    return step;
+  }
+
   static bool quantizeBias(Rewriter& rw, Node* n, PassContext& ctx) {
     Value* b = n->input(2);
     const Tensor* bt = constantOf(b);
@@ -111,12 +156,21 @@ class QuantFoldWeights : public Pass {
     const bool per_channel = !w->perTensor();
     const std::vector<float> scale = biasScale(*x, *w, per_channel ? channels : 1);
     std::vector<int64_t> q(static_cast<size_t>(channels));
+    double moved = 0;  // the largest |b - q * scale|
     for (size_t c = 0; c < q.size(); ++c) {
-      const double v =
-          static_cast<double>(bt->at<float>(c)) / static_cast<double>(scale[per_channel ? c : 0]);
+      const double s = static_cast<double>(scale[per_channel ? c : 0]);
+      const double b = static_cast<double>(bt->at<float>(c));
+      const double v = b / s;
       q[c] = std::isfinite(v) ? static_cast<int64_t>(std::nearbyint(
                                     std::min(std::max(v, double{INT32_MIN}), double{INT32_MAX})))
                               : 0;
+      moved = std::max(moved, std::fabs(b - static_cast<double>(q[c]) * s));
+    }
+    if (n->output(0) == nullptr || !(moved <= 0.5 * finestQuantStep(n->output(0)))) {
+      ctx.explain(*n,
+                  "bias kept float: int32 rounding would move it by more than half a step of "
+                  "the output quantization");
+      return false;
     }
 
     const std::vector<int64_t> sdims =

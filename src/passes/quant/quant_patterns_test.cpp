@@ -28,6 +28,9 @@ struct ConvOpts {
   bool out_per_axis = false;
   // Bias given as int32 -> DQ with this scale factor over sx*sw (1: consistent).
   float int_bias_scale_factor = 0;
+  DataType x_type = DataType::kUint8;  // x's quantized type (zero point 128 for uint8, 0 for int8)
+  DataType y_type = DataType::kUint8;  // y's
+  std::vector<int64_t> w_zero_points = {0, 0, 0};  // per channel
 };
 
 ConvOpts with(void (*set)(ConvOpts&)) {
@@ -44,11 +47,11 @@ std::unique_ptr<Model> convModel(const ConvOpts& o) {
   QdqBuilder q;
   Value* x = q.b().input("x", kF32, {1, 2, 5, 5});
   const float sx = 0.01F;
-  Value* xd = q.qdq(x, q.scale({sx}), q.zp(kU8, 128));
+  Value* xd = q.qdq(x, q.scale({sx}), q.zp(o.x_type, o.x_type == kU8 ? 128 : 0));
   const std::vector<float> sw =
       o.per_channel ? std::vector<float>{0.004F, 0.006F, 0.005F} : std::vector<float>{0.005F};
   Value* swv = q.scale(sw, o.per_channel);
-  Value* zw = o.per_channel ? q.ints(kI8, {3}, {0, 0, 0}) : q.zp(kI8, 0);
+  Value* zw = o.per_channel ? q.ints(kI8, {3}, o.w_zero_points) : q.zp(kI8, 0);
   Value* wf = o.weight_const ? q.floats({3, 2, 3, 3}, ramp(54, 0.29F))
                              : q.b().input("w", kF32, {3, 2, 3, 3});
   const int64_t axis = o.per_channel ? 0 : -100;
@@ -75,7 +78,7 @@ std::unique_ptr<Model> convModel(const ConvOpts& o) {
     Value* z = q.ints(kU8, {3}, {10, 20, 30});
     y = q.dq(q.q(c, s, z, 1), s, z, 1);
   } else if (o.out_q) {
-    y = q.qdq(c, q.scale({o.sy}), q.zp(kU8, o.zy));
+    y = q.qdq(c, q.scale({o.sy}), q.zp(o.y_type, o.zy));
   }
   y->setName("y");
   q.b().output(y);
@@ -142,6 +145,52 @@ TEST(QuantFoldWeights, PerTensorBiasHasScalarScale) {
     ASSERT_NE(bdq, nullptr);
     EXPECT_EQ(constantOf(bdq->input(1))->rank(), 0u);
     EXPECT_EQ(constantOf(bdq->input(2))->dtype(), kI32);
+  }
+}
+
+// An int16 output step (2e-5) finer than what rounding the bias to its int32 step (sx * sw, 4e-5
+// to 6e-5) moves it by: the bias stays float, or the output would move by several steps. The
+// Conv then takes the integer form with the float bias added after the rescale.
+TEST(QuantFoldWeights, BiasStaysFloatWhenTheOutputStepIsFiner) {
+  const auto fine = [](ConvOpts& o) {
+    o.y_type = DataType::kInt16;
+    o.sy = 2e-5F;
+  };
+  auto m = convModel(with(fine));
+  auto counters = runPasses(*m, {"quant-fold-weights"});
+  EXPECT_EQ(counters["weights quantized"], 1);
+  EXPECT_EQ(counters.count("biases quantized to int32"), 0u);
+  for (const char* mode : {"qoperator", "integer", "qdq-clean"}) {
+    auto c = convModel(with(fine));
+    EXPECT_LE(finalizeAndCompare(*c, mode, convInputs()), 2e-5 * 1.0001) << mode;
+    EXPECT_EQ(countOps(*c->graph, "QLinearConv"), 0u) << mode;
+  }
+  // The same Conv before an 8-bit Q (step 0.05): int32.
+  auto coarse = convModel({});
+  counters = runPasses(*coarse, {"quant-fold-weights"});
+  EXPECT_EQ(counters["biases quantized to int32"], 1);
+}
+
+// The same through float ops: Conv -> Mul -> Q. A 16-bit step there (2e-5) keeps the bias float
+// (0.1234567 is 3086.4 steps of sx * sw = 4e-5: rounding moves it by 1.6e-5); an 8-bit one, or no
+// Q at all (a float graph output), lets it become int32.
+TEST(QuantFoldWeights, BiasLooksThroughFloatOpsForTheFinestStep) {
+  for (const auto& [t, sy, want] : {std::tuple{DataType::kInt16, 2e-5F, 0},
+                                    std::tuple{kU8, 0.05F, 1}, std::tuple{kF32, 0.0F, 1}}) {
+    QdqBuilder q;
+    Value* x = q.b().input("x", kF32, {1, 2, 5, 5});
+    Value* xd = q.qdq(x, q.scale({0.01F}), q.zp(kU8, 128));
+    Value* s = q.scale({0.004F});
+    Value* z = q.zp(kI8, 0);
+    Value* wd = q.dq(q.q(q.floats({3, 2, 3, 3}, ramp(54, 0.29F)), s, z), s, z);
+    Value* c = q.b().op("Conv", {xd, wd, q.floats({3}, {0.1234567F, -0.2F, 0.05F}, "b")});
+    Value* y = q.b().op("Mul", {c, q.floats({}, {1.5F})});
+    if (t != kF32) y = q.qdq(y, q.scale({sy}), q.zp(t, 0));
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    auto counters = runPasses(*m, {"quant-fold-weights"});
+    EXPECT_EQ(counters["biases quantized to int32"], want) << dataTypeName(t);
   }
 }
 
@@ -219,6 +268,68 @@ TEST(QuantQLinearConv, PerAxisOutputQuantizationFallsBackToConvInteger) {
   EXPECT_EQ(countOps(*m->graph, "ConvInteger"), 1u);
 }
 
+// ONNX Runtime implements QLinearConv for x/w/y uint8/uint8/uint8, uint8/int8/uint8 and
+// int8/int8/int8 only: a model with int8 x and uint8 y (valid ONNX) does not load there, so
+// such a Conv takes the integer form (ConvInteger, float rescale, the Q kept).
+TEST(QuantQLinearConv, TypesWithoutARuntimeKernelTakeTheIntegerForm) {
+  for (const auto& [xt, yt] : {std::pair{kI8, kU8}, std::pair{kU8, kI8}}) {
+    auto m = convModel([&] {
+      ConvOpts o;
+      o.x_type = xt;
+      o.y_type = yt;
+      return o;
+    }());
+    EXPECT_LE(finalizeAndCompare(*m, "qoperator", convInputs()), 0.05 * 1.0001);
+    EXPECT_EQ(countOps(*m->graph, "QLinearConv"), 0u);
+    EXPECT_EQ(countOps(*m->graph, "ConvInteger"), 1u);
+    EXPECT_EQ(countOps(*m->graph, "Conv"), 0u);
+  }
+  // int8 x, int8 w, int8 y has a kernel.
+  auto m = convModel([] {
+    ConvOpts o;
+    o.x_type = kI8;
+    o.y_type = kI8;
+    return o;
+  }());
+  EXPECT_LE(finalizeAndCompare(*m, "qoperator", convInputs()), 0.05 * 1.0001);
+  EXPECT_EQ(countOps(*m->graph, "QLinearConv"), 1u);
+}
+
+// Per-channel weight zero points that differ: QLinearConv takes them (ONNX Runtime runs it),
+// ConvInteger does not (ONNX Runtime fails it at run time: "Non per-tensor quantization is not
+// supported"), so without an output Q, and in integer mode, the Conv stays in float.
+TEST(QuantConvInteger, PerChannelWeightZeroPointsThatDifferStay) {
+  const auto opts = [](bool out_q) {
+    ConvOpts o;
+    o.w_zero_points = {0, 3, -2};
+    o.out_q = out_q;
+    return o;
+  };
+  auto q = convModel(opts(true));
+  EXPECT_LE(finalizeAndCompare(*q, "qoperator", convInputs()), 0.05 * 1.0001);
+  EXPECT_EQ(countOps(*q->graph, "QLinearConv"), 1u);
+  for (const char* mode : {"qoperator", "integer"}) {
+    auto m = convModel(opts(false));
+    EXPECT_LE(finalizeAndCompare(*m, mode, convInputs()), kHalfBiasStep) << mode;
+    EXPECT_EQ(countOps(*m->graph, "ConvInteger"), 0u) << mode;
+    EXPECT_EQ(countOps(*m->graph, "Conv"), 1u) << mode;
+  }
+  // Equal per-channel zero points become one scalar, which ConvInteger takes.
+  auto m = convModel([] {
+    ConvOpts o;
+    o.w_zero_points = {2, 2, 2};
+    o.out_q = false;
+    return o;
+  }());
+  EXPECT_LE(finalizeAndCompare(*m, "integer", convInputs()), kHalfBiasStep);
+  ASSERT_EQ(countOps(*m->graph, "ConvInteger"), 1u);
+  for (const Node* n : m->graph->nodes()) {
+    if (n->op_type == "ConvInteger") {
+      EXPECT_EQ(constantOf(n->input(3))->rank(), 0u);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ Clip / Relu
 
 TEST(QuantFoldClip, ReluDisappearsWhenZeroPointIsQmin) {
@@ -260,6 +371,24 @@ TEST(QuantFoldClip, Relu6WithSaturatingScaleDisappears) {
   EXPECT_EQ(countOps(*m->graph, "QLinearConv"), 1u);
 }
 
+// A Relu before an int16 Q with zero point 0 would be an integer Clip(0, 32767): valid ONNX,
+// but ONNX Runtime has no 16-bit Clip (the model does not load), so the Relu stays. Before a
+// uint16 Q with zero point 0 it saturates at the bound itself and disappears.
+TEST(QuantFoldClip, NoSixteenBitIntegerClip) {
+  for (const DataType t : {DataType::kInt16, DataType::kUint16}) {
+    QdqBuilder q(21);
+    Value* x = q.b().input("x", kF32, {6});
+    Value* y = q.qdq(q.b().op("Relu", {x}), q.scale({0.001F}), q.zp(t, 0));
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    const std::map<std::string, Tensor> in = {{"x", test::floatTensor({6}, ramp(6))}};
+    EXPECT_EQ(finalizeAndCompare(*m, "qoperator", in), 0.0);
+    EXPECT_EQ(countOps(*m->graph, "Clip"), 0u);
+    EXPECT_EQ(countOps(*m->graph, "Relu"), t == DataType::kInt16 ? 1u : 0u);
+  }
+}
+
 TEST(QuantFoldClip, NonConstantBoundStays) {
   QdqBuilder q;
   Value* x = q.b().input("x", kF32, {4});
@@ -296,10 +425,10 @@ TEST(QuantConvInteger, IntegerModeKeepsTheOutputQuantization) {
 // ------------------------------------------------------------------ MatMul / Gemm
 
 std::unique_ptr<Model> matmulModel(const std::string& op, bool out_q, float alpha = 1.0F,
-                                   bool bias = true) {
+                                   bool bias = true, DataType a_type = kU8) {
   QdqBuilder q;
   Value* a = q.b().input("a", kF32, {2, 4});
-  Value* ad = q.qdq(a, q.scale({0.01F}), q.zp(kU8, 128));
+  Value* ad = q.qdq(a, q.scale({0.01F}), q.zp(a_type, a_type == kU8 ? 128 : 0));
   Value* bd = nullptr;
   Value* y = nullptr;
   if (op == "MatMul") {
@@ -331,6 +460,16 @@ TEST(QuantQLinearMatMul, MatMulBetweenDqAndQ) {
   auto m = matmulModel("MatMul", true);
   EXPECT_LE(finalizeAndCompare(*m, "qoperator", matmulInputs()), 0.02 * 1.0001);
   EXPECT_EQ(countOps(*m->graph, "QLinearMatMul"), 1u);
+  EXPECT_EQ(countOps(*m->graph, "MatMul"), 0u);
+}
+
+// int8 a with uint8 y: valid ONNX, but ONNX Runtime has no QLinearMatMul kernel for it (the
+// model does not load), so it takes the integer form.
+TEST(QuantQLinearMatMul, TypesWithoutARuntimeKernelTakeTheIntegerForm) {
+  auto m = matmulModel("MatMul", true, 1.0F, true, kI8);
+  EXPECT_LE(finalizeAndCompare(*m, "qoperator", matmulInputs()), 0.02 * 1.0001);
+  EXPECT_EQ(countOps(*m->graph, "QLinearMatMul"), 0u);
+  EXPECT_EQ(countOps(*m->graph, "MatMulInteger"), 1u);
   EXPECT_EQ(countOps(*m->graph, "MatMul"), 0u);
 }
 
@@ -622,6 +761,35 @@ TEST(QuantDataMovement, MaxPoolBeforeOpset12StaysFloat) {
   for (const Node* node : m->graph->nodes()) {
     if (node->op_type == "MaxPool") {
       EXPECT_NE(dtypeOf(node->output(0)), DataType::kUint8);
+    }
+  }
+}
+
+// 16-bit Q/DQ (opset 21): MaxPool's schema takes int8 and uint8 only, so it stays float (an
+// int16 MaxPool is an invalid model); Reshape takes every type and runs on the int16 values.
+TEST(QuantDataMovement, SixteenBitMaxPoolStaysFloat) {
+  for (const DataType t : {DataType::kInt16, DataType::kUint16}) {
+    QdqBuilder q(21);
+    Value* x = q.b().input("x", kF32, {1, 1, 4, 4});
+    Value* s = q.scale({0.001F});
+    Value* z = q.zp(t, t == DataType::kInt16 ? 0 : 1000);
+    Value* p = q.b().op(
+        "MaxPool", {q.qdq(x, s, z)},
+        attrs(Attribute::makeInts("kernel_shape", {2, 2}), Attribute::makeInts("strides", {2, 2})));
+    Value* r = q.b().op("Reshape", {q.qdq(p, s, z), q.ints(DataType::kInt64, {1}, {-1}, "shape")});
+    Value* y = q.qdq(r, s, z);
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    const std::map<std::string, Tensor> in = {{"x", test::floatTensor({1, 1, 4, 4}, ramp(16))}};
+    EXPECT_EQ(finalizeAndCompare(*m, "qoperator", in), 0.0);
+    for (const Node* n : m->graph->nodes()) {
+      if (n->op_type == "MaxPool") {
+        EXPECT_EQ(dtypeOf(n->output(0)), kF32);
+      }
+      if (n->op_type == "Reshape") {
+        EXPECT_EQ(dtypeOf(n->output(0)), t);
+      }
     }
   }
 }

@@ -1,18 +1,36 @@
 // A campaign: models from consecutive seeds, each checked (check.mjs); on a finding the model is
 // minimized (minimize.mjs) and written as <dir>/<seed>-<mode>-<kind>.onnx with a .json saying
 // what differs. Findings with the same mode, kind and ops after minimizing are written once.
+// A share of the seeds (option qdq) are QDQ models (gen-qdq.mjs), checked in QDQ_MODES; the
+// others are gen.mjs models, checked in MODES.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildModel } from '../../node/onnx-builder.mjs';
-import { checkModel, MODES, signature } from './check.mjs';
+import { ALL_MODES, checkModel, MODES, QDQ_MODES, signature } from './check.mjs';
 import { generate } from './gen.mjs';
+import { generateQdq } from './gen-qdq.mjs';
 import { minimize } from './minimize.mjs';
+import { closeAll } from './ort-all.mjs';
 
-const optionsOf = (spec, modes) => ({ dims: spec.dims, discontinuous: spec.discontinuous, random: spec.random, modes });
+const optionsOf = (spec, modes) => ({ dims: spec.dims, discontinuous: spec.discontinuous, random: spec.random,
+  quant: !!spec.quant, modes });
+
+/** The modes of `modes` a spec is checked in: QDQ_MODES for a QDQ model, MODES for the others. */
+export const modesFor = (spec, modes) => modes.filter((m) => (spec.quant ? QDQ_MODES : MODES).includes(m));
+
+/** Whether seed `s` is a QDQ model when a share `qdq` (0..1) of the seeds are, spread evenly. */
+export function isQdqSeed(s, qdq) {
+  if (qdq >= 1) return true;
+  if (qdq <= 0) return false;
+  return (s * 0.6180339887498949) % 1 < qdq;
+}
+
+/** The spec of seed `s`. */
+export const specOf = (s, { qdq = 0, without = [] } = {}) => (isQdqSeed(s, qdq) ? generateQdq(s, { without }) : generate(s, { without }));
 
 /** Check the model of one spec; the result of checkModel. */
-export async function checkSpec(spec, modes = MODES) {
-  return checkModel(buildModel(spec), optionsOf(spec, modes));
+export async function checkSpec(spec, modes = ALL_MODES) {
+  return checkModel(buildModel(spec), optionsOf(spec, modesFor(spec, modes)));
 }
 
 // JSON for a spec: typed arrays as plain arrays (int64 as strings).
@@ -22,21 +40,45 @@ function specJson(spec) {
 }
 
 /**
- * Options: seed (first), count (models at most), minutes (stop after), modes, findingsDir
- * (null: do not write), shrink (minimize findings, default true), maxShrinks (minimize only the
- * first N findings: a failing CI run stays short), without (gen.mjs: what not to generate), log
- * (progress lines).
- * Returns {compared, skipped, refused: {mode: n}, findings: [...], unique, seconds, rate, skipReasons}.
+ * Options: seed (first), count (models at most), minutes (stop after), modes (ALL_MODES: each
+ * model is checked in those of its kind, modesFor), qdq (share of QDQ models, 0..1; default 0),
+ * findingsDir (null: do not write), shrink (minimize findings, default true), maxShrinks
+ * (minimize only the first N findings: a failing CI run stays short), without (gen.mjs and
+ * gen-qdq.mjs: what not to generate), log (progress lines).
+ * Returns {compared, skipped, refused: {mode: n}, findings: [...], unique, illConditioned: [...],
+ * qdq: {models, compared, skipped, refused: {mode: n}, findings, allFailed, allCrashed, elements,
+ * clamped, allReasons}, seconds, rate, skipReasons, refuseReasons}.
  */
-export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, modes = MODES,
+export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, modes = ALL_MODES, qdq = 0,
   findingsDir = null, shrink = true, maxShrinks = Infinity, without = [], log = () => {} } = {}) {
-  const stats = { compared: 0, skipped: 0, refused: {}, findings: [], unique: 0, seconds: 0, rate: 0, skipReasons: {}, refuseReasons: {} };
+  const stats = { compared: 0, skipped: 0, refused: {}, findings: [], unique: 0, illConditioned: [], seconds: 0, rate: 0,
+    skipReasons: {}, refuseReasons: {},
+    qdq: { models: 0, compared: 0, skipped: 0, refused: {}, findings: 0, allFailed: 0, allCrashed: 0, elements: 0, clamped: 0, allReasons: {} } };
   const seen = new Set();
   const t0 = Date.now();
   const deadline = t0 + minutes * 60e3;
   for (let s = seed; s < seed + count && Date.now() < deadline; s++) {
-    const spec = generate(s, { without });
+    const spec = specOf(s, { qdq, without });
+    if (!modesFor(spec, modes).length) continue;   // none of the modes asked for is of this kind
     const r = await checkSpec(spec, modes);
+    for (const f of r.illConditioned) stats.illConditioned.push({ seed: s, opset: spec.opset, ...f });
+    if (spec.quant) {
+      const q = stats.qdq;
+      q.models++;
+      if (r.status === 'skipped') q.skipped++; else q.compared++;
+      for (const m of Object.keys(r.refused)) q.refused[m] = (q.refused[m] ?? 0) + 1;
+      q.findings += r.findings.length;
+      if (r.quant) {
+        q.elements += r.quant.elements;
+        q.clamped += r.quant.clamped;
+        if (r.quant.all) {
+          q.allFailed++;
+          if (r.quant.crashed) q.allCrashed++;
+          const why = r.quant.all.replace(/'[^']*'|"[^"]*"/g, '#').replace(/\d+/g, '#').slice(0, 140);
+          q.allReasons[why] = (q.allReasons[why] ?? 0) + 1;
+        }
+      }
+    }
     for (const [m, why] of Object.entries(r.refused)) {
       stats.refused[m] = (stats.refused[m] ?? 0) + 1;
       const key = `${m}: ${why.replace(/'[^']*'/g, "'#'").replace(/\d+/g, '#').slice(0, 140)}`;
@@ -50,7 +92,10 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
       stats.compared++;
     }
     const done = stats.compared + stats.skipped;
-    if (done % 250 === 0) log(`${done} models (seed ${s}), ${stats.findings.length} findings, ${(done / ((Date.now() - t0) / 1e3)).toFixed(1)} models/s`);
+    if (done % 250 === 0) {
+      log(`${done} models (seed ${s}; ${stats.qdq.models} QDQ), ${stats.findings.length} findings, ` +
+        `${stats.illConditioned.length} ill-conditioned, ${(done / ((Date.now() - t0) / 1e3)).toFixed(1)} models/s`);
+    }
     if (!r.findings.length) continue;
     const first = r.findings[0];
     const sig = signature(first);
@@ -94,6 +139,7 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
   }
   stats.seconds = (Date.now() - t0) / 1e3;
   stats.rate = (stats.compared + stats.skipped) / stats.seconds;
+  closeAll();
   return stats;
 }
 
@@ -103,6 +149,6 @@ export async function replay(path) {
   const meta = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : {};
   const r = await checkModel(new Uint8Array(readFileSync(path)), {
     dims: meta.spec?.dims ?? { batch: 2 }, discontinuous: meta.spec?.discontinuous ?? false,
-    random: meta.spec?.random ?? false });
+    random: meta.spec?.random ?? false, quant: meta.spec?.quant ?? false });
   return { meta, ...r };
 }

@@ -14,15 +14,50 @@
 //     folded-error ORT fails running the original (a runtime error), the result runs: a failing
 //                node was folded into a constant
 //
+//   r.illConditioned: [{ mode, message }]: mismatches the original's own conditioning explains
+//     (below): counted, not findings
+//   r.quant (QDQ models): { all: null | the error of ORT 'all' on the original, crashed,
+//     elements, clamped (output elements at the end of their integer range) }
+//
 // Modes: 'default' (optimize with default options), 'float16' (float16: true; compared by the
 // range rule below, only when the model has no step function on floats), 'split'
 // (splitConstants: ORT runs prep, and main on prep's outputs), 'outline' (outline-functions at
-// depth 2: each module the node names give, "/blocks/block.2", becomes a local function), 'inline' (inline-functions: every
-// call of a local function expanded, attribute references resolved).
+// depth 2: each module the node names give, "/blocks/block.2", becomes a local function),
+// 'inline' (inline-functions: every call of a local function expanded, attribute references
+// resolved). QDQ models (gen-qdq.mjs,
+// option quant): 'default' and 'quant-qoperator', 'quant-integer', 'quant-qdq-clean'
+// (optimize with quant: 'qoperator' | 'integer' | 'qdq-clean').
+//
+// QDQ tolerance: an output element passes within one quantization step of it, against the
+// nearer of two references: ORT running the original with its graph optimizations off, and at
+// 'all' (which fuses QDQ into integer ops itself). The step (quantSteps): the scale of the
+// DequantizeLinear that produces the output (per channel when it is per axis); 1 for an integer
+// output (a QuantizeLinear's); for a float output (an op after the last DQ) 1/255 of the
+// original output's range (max - min), as tests/node/quant-finalize.test.mjs does, plus the
+// float tolerance. Or more, when one tie rounded the other way upstream can move the output
+// further (deviations(): an int8 step requantized to finer uint8 steps, a step added twice by an
+// Add of two paths, a step through Reshape to the output). Why a step: integer ops requantize in
+// another order than the float
+// QDQ original (int32 accumulation, one rescale before rounding, an int32 bias), so a value on or
+// next to a rounding tie may land one integer away, and then stays one step away; a broken
+// rewrite (a wrong scale, zero point, axis, saturation) is off by many steps. Why two
+// references: ORT's own integer kernels (what 'all' fuses to) round some ties otherwise than its
+// float kernels, and both are right.
+//
+// Conditioning: a float mismatch (every float mode but float16) is checked against the
+// original's own sensitivity: ORT runs the original again with every float constant moved by
+// one float32 ulp (seeded random signs, two sets and their mirrors: four runs, same inputs; only
+// after a mismatch, so it costs nothing otherwise). When at every mismatching element the
+// original itself moves at least as far as the result differs, the difference is within what
+// rounding the constants can do (folding in double a product ORT accumulates in float32, then
+// Cos of a value near 61972: one ulp there is 0.004), so it is counted as ill-conditioned, not a
+// finding.
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs } from '../../node/oracle.mjs';
 import { halfToNumber } from '../../../web/src/verify-core.js';
+import { mainGraph, perturbConstants } from './onnx-walk.mjs';
+import { ortMessage, runAll } from './ort-all.mjs';
 
 // The oracle's defaults: float32 folding and fusions reorder arithmetic, nothing more.
 export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
@@ -34,6 +69,11 @@ export const TOLERANCE = { rtol: 1e-3, atol: 1e-4 };
 // magnitude), not precision loss.
 export const FLOAT16_TOLERANCE = { range: 2e-2, rtol: 5e-2, atol: 1e-3 };
 export const MODES = ['default', 'float16', 'split', 'outline', 'inline'];
+export const QDQ_MODES = ['default', 'quant-qoperator', 'quant-integer', 'quant-qdq-clean'];
+export const ALL_MODES = [...new Set([...MODES, ...QDQ_MODES])];
+// Runs of the original with its constants perturbed, for the conditioning check: seeded signs,
+// and each set mirrored (so a single constant is moved both ways).
+const PERTURBATIONS = [[1, false], [1, true], [2, false], [2, true]];
 
 ort.env.logLevel = 'fatal';   // ORT's own shape-inference log lines are noise here
 const SESSION = { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 4 };
@@ -94,7 +134,7 @@ async function transform(bytes, mode) {
       return { prep: r.report.nothing_to_split ? null : await toBytes(r.prep), main: await toBytes(r.main) };
     }
     const options = { float16: { float16: true }, outline: { passes: ['outline-functions'], extra: { 'outline-functions.depth': '2' } },
-      inline: { passes: ['inline-functions'] } }[mode] ?? {};
+      inline: { passes: ['inline-functions'] } }[mode] ?? (mode.startsWith('quant-') ? { quant: mode.slice(6) } : {});
     const r = await optimize(bytes, { output: 'bytes', ...options });
     return { bytes: await toBytes(r.model) };
   } catch (e) {
@@ -103,7 +143,183 @@ async function transform(bytes, mode) {
   }
 }
 
-function compareOutputs(mode, names, expected, actual, actual2, nondet) {
+const num = (v) => (typeof v === 'bigint' ? Number(v) : v);
+
+// The elements where `a` is farther from `e` than `allowed(i, e)` (float rule of compareTensors:
+// NaN equals NaN, an infinity only itself): [{i, d}].
+function badElements(e, a, allowed) {
+  const bad = [];
+  for (let i = 0; i < e.data.length; i++) {
+    const x = num(a.data[i]);
+    const y = num(e.data[i]);
+    if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+    const d = Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Infinity;
+    if (!(d <= allowed(i, y))) bad.push({ i, d });
+  }
+  return bad;
+}
+
+function coordOf(i, dims) {
+  const c = new Array(dims.length).fill(0);
+  for (let d = dims.length - 1; d >= 0; d--) { c[d] = i % dims[d]; i = Math.floor(i / dims[d]); }
+  return c;
+}
+
+const INT_RANGES = { uint8: [0, 255], int8: [-128, 127], uint16: [0, 65535], int16: [-32768, 32767] };
+
+// Ops whose every output element moves by at most as much as one input element moved (they
+// select, reorder, copy, clamp or average elements, or have a slope of at most 1).
+const LIPSCHITZ_1 = new Set(['Reshape', 'Transpose', 'Flatten', 'Squeeze', 'Unsqueeze', 'Identity', 'Slice',
+  'Gather', 'Concat', 'MaxPool', 'GlobalMaxPool', 'AveragePool', 'GlobalAveragePool', 'Expand', 'Tile', 'Split',
+  'Relu', 'Clip', 'LeakyRelu', 'Sigmoid', 'Tanh', 'Softmax', 'Neg', 'Abs', 'Dropout']);
+const BOUNDED_1 = new Set(['Sigmoid', 'Tanh', 'Softmax']);   // |output| <= 1
+
+// How far a value of the original may legitimately move in a finalized model: every
+// QuantizeLinear whose input onnxfold may compute otherwise (after any op but Q/DQ and the
+// graph's inputs: a Conv becomes an integer op, a bias int32, float ops are reordered) may round
+// a tie the other way, one step; that step then travels through the graph (one tie at a time:
+// through an op of slope 1 as it is, through a Conv/MatMul/Gemm/Mul times the largest factor it
+// meets, through Add/Sub from both inputs) and every later QuantizeLinear rounds what reaches it
+// to whole steps (an int8 step of 0.0049 is two uint8 steps of 0.0030). Per value: dev (in its
+// own units: integers for a Q's output) and mag (a bound on |value|: from a DQ's integer range,
+// a constant, 1 for the oracle's float inputs; Infinity when unknown, where a product then
+// passes nothing on). An op not listed passes nothing on (its next Q still gets its own step).
+function deviations(g) {
+  const dev = new Map();
+  const mag = new Map(g.inputs.filter((n) => !g.constants.has(n)).map((n) => [n, 1]));
+  const D = (v) => (v ? dev.get(v) ?? 0 : 0);
+  const absMax = (data) => { let m = 0; for (const x of data) m = Math.max(m, Math.abs(Number(x))); return m; };
+  const M = (v) => {
+    if (!v) return 0;
+    if (mag.has(v)) return mag.get(v);
+    const c = g.constants.get(v);
+    return c?.data ? absMax(c.data) : Infinity;
+  };
+  const times = (a, b) => (a === 0 || b === 0 ? 0 : a * b);
+  const EPS = Number.MIN_VALUE;   // computed otherwise, by less than anything measurable
+  for (const n of g.nodes) {
+    const [x, y, z] = n.inputs;
+    let d = 0;
+    let m = Infinity;
+    const scale = n.op === 'QuantizeLinear' || n.op === 'DequantizeLinear' ? g.constants.get(y)?.data : null;
+    if (n.op === 'QuantizeLinear') {
+      const s = scale?.length ? Math.min(...scale) : 0;
+      d = D(x) > 0 ? (s > 0 ? Math.max(1, Math.ceil(D(x) / s - 1e-6)) : Infinity) : 0;
+    } else if (n.op === 'DequantizeLinear') {
+      const zp = z ? g.constants.get(z)?.data : null;
+      const type = zp ? g.constants.get(z).type : 'uint8';
+      const [lo, hi] = INT_RANGES[type] ?? [-(2 ** 31), 2 ** 31];
+      d = scale?.length ? times(D(x), Math.max(...scale)) : 0;
+      const c = g.constants.get(x)?.data;
+      m = scale?.length ? Math.max(...scale.map((sc, i) => {
+        const zi = zp ? Number(zp[zp.length > 1 ? i : 0]) : 0;
+        return (c ? absMax(Array.from(c, (q) => Number(q) - zi)) : Math.max(Math.abs(lo - zi), Math.abs(hi - zi))) * sc;
+      })) : Infinity;
+    } else if (LIPSCHITZ_1.has(n.op)) {
+      const data = n.op === 'Concat' ? n.inputs : [x];
+      d = Math.max(EPS, ...data.map(D));
+      m = BOUNDED_1.has(n.op) ? 1 : Math.max(...data.map(M));
+    } else if (n.op === 'Add' || n.op === 'Sub') {
+      d = EPS + D(x) + D(y);
+      m = M(x) + M(y);
+    } else if (n.op === 'Mul') {
+      d = EPS + times(M(x), D(y)) + times(M(y), D(x)) + times(D(x), D(y));
+      m = M(x) * M(y);
+    } else if (n.op === 'Conv') {
+      d = EPS + times(D(x), M(y)) + D(z);
+    } else if (n.op === 'MatMul') {
+      d = EPS + times(M(x), D(y)) + times(M(y), D(x));
+    } else if (n.op === 'Gemm') {
+      d = EPS + Math.abs(n.attrs.alpha ?? 1) * (times(M(x), D(y)) + times(M(y), D(x))) + Math.abs(n.attrs.beta ?? 1) * D(z);
+    } else if (n.op !== 'Constant') {
+      d = EPS;
+    }
+    for (const o of n.outputs) {
+      if (!o) continue;
+      dev.set(o, Number.isNaN(d) ? Infinity : d);
+      mag.set(o, m);
+    }
+  }
+  return dev;
+}
+
+// Per graph output of a QDQ model: {kind, step(i) -> one quantization step at element i,
+// allowed(i) -> how far element i may be off (at least one step, or the deviation a tie
+// upstream may cause: deviations()), clamp(i) -> whether the element is at the end of its
+// integer range (null when unknown)}, from the original's graph and its reference outputs.
+// The step: the scale of the DQ that produces the output (per channel when per axis); 1 for an
+// integer output; 1/255 of the output's range for any other.
+function quantSteps(bytes, names, expected) {
+  const g = mainGraph(bytes);
+  const producer = new Map(g.nodes.flatMap((n) => n.outputs.map((o) => [o, n])));
+  const dev = deviations(g);
+  const steps = {};
+  for (const name of names) {
+    const e = expected[name];
+    const n = producer.get(name);
+    const d = dev.get(name) ?? 0;
+    if (INT_RANGES[e.type]) {
+      const [lo, hi] = INT_RANGES[e.type];
+      steps[name] = { kind: 'integer', step: () => 1, allowed: () => Math.max(1, d),
+        clamp: (i) => e.data[i] <= lo || e.data[i] >= hi };
+      continue;
+    }
+    const scale = n?.op === 'DequantizeLinear' ? g.constants.get(n.inputs[1])?.data : null;
+    if (scale?.length && e.type === 'float32') {
+      const rank = e.dims.length;
+      const a = n.attrs.axis ?? 1;
+      const axis = a < 0 ? a + rank : a;
+      const channel = scale.length === 1 ? () => 0 : (i) => coordOf(i, e.dims)[axis];
+      // The quantized type: the zero point's, or the DQ input's producer (a Q's output_dtype or
+      // uint8), or the integer initializer it reads.
+      const zp = n.inputs[2] ? g.constants.get(n.inputs[2]) : null;
+      const q = producer.get(n.inputs[0]);
+      const qtype = zp?.type ?? g.constants.get(n.inputs[0])?.type ??
+        (q?.op === 'QuantizeLinear' ? ({ 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16' }[q.attrs.output_dtype ?? 2]) : undefined);
+      const range = INT_RANGES[qtype];
+      steps[name] = {
+        // Whole steps of its own (per channel) scale: as many as its input's integers may move.
+        kind: 'dq', step: (i) => scale[channel(i)], allowed: (i) => Math.max(1, dev.get(n.inputs[0]) ?? 0) * scale[channel(i)],
+        clamp: range ? (i) => {
+          const c = channel(i);
+          const v = Math.round(e.data[i] / scale[c]) + (zp ? Number(zp.data[c]) : 0);
+          return v <= range[0] || v >= range[1];
+        } : null,
+      };
+      continue;
+    }
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const v of e.data) {
+      const x = num(v);
+      if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+    }
+    const step = hi > lo ? (hi - lo) / 255 : 0;
+    steps[name] = { kind: 'float', step: () => step, allowed: () => Math.max(step, d), clamp: null };
+  }
+  return steps;
+}
+
+// One finding's text for the mismatching elements `bad` of output `n`.
+function describeMismatch(n, e, a, bad, more = () => '') {
+  const w = bad.reduce((m, b) => (b.d > m.d ? b : m));
+  return `output '${n}' ${e.type}[${e.dims}]: ${bad.length}/${e.data.length} elements differ, ` +
+    `max |diff| ${w.d.toPrecision(4)}; at [${coordOf(w.i, e.dims)}] original ${num(e.data[w.i])}, result ${num(a.data[w.i])}${more(w)}`;
+}
+
+// Output checks common to every mode: dtype and shape. An error text, or null.
+function layoutError(e, a) {
+  if (a.type !== e.type) return `dtype differs: original ${e.type}, result ${a.type}`;
+  if (a.dims.length !== e.dims.length || a.dims.some((d, i) => d !== e.dims[i])) return `shape differs: original [${e.dims}], result [${a.dims}]`;
+  return null;
+}
+
+/**
+ * Mismatches of `actual` against `expected` ([{kind, message, output, elements: [{i, d}]}]; a
+ * `conditioned` one may be explained by the original's sensitivity). `ref` for QDQ models:
+ * {all: outputs of ORT 'all' or null, steps: quantSteps(...)}.
+ */
+function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = null) {
   const bad = [];
   for (const n of names) {
     const e = expected[n];
@@ -120,23 +336,92 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet) {
       }
       continue;
     }
-    const c = mode === 'float16' ? float16Compare(n, e, a) : compareTensors(n, e, a, TOLERANCE);
-    if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
-    else if (c.mismatches) {
-      const w = c.worst;
-      bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
-        `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}` });
+    if (mode === 'float16') {
+      const c = float16Compare(n, e, a);
+      if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
+      else if (c.mismatches) {
+        const w = c.worst;
+        bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
+          `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}` });
+      }
+      continue;
+    }
+    const err = layoutError(e, a);
+    if (err) { bad.push({ kind: 'mismatch', message: `output '${n}': ${err}` }); continue; }
+    const exact = !FLOATS.has(e.type);
+    if (!ref) {
+      if (exact) {
+        const c = compareTensors(n, e, a, TOLERANCE);
+        if (c.mismatches) bad.push({ kind: 'mismatch', message: `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ` });
+        continue;
+      }
+      const { rtol, atol } = TOLERANCE;
+      const els = badElements(e, a, (i, y) => atol + rtol * Math.abs(y));
+      if (els.length) bad.push({ kind: 'mismatch', conditioned: true, output: n, elements: els, message: describeMismatch(n, e, a, els) });
+      continue;
+    }
+    // QDQ: within one step of the nearer reference.
+    const st = ref.steps[n];
+    const { rtol, atol } = TOLERANCE;
+    // Plus the float rounding of the two values (each a float32 product: half an ulp).
+    const allowed = (i, y) => st.allowed(i) * (1 + 1e-6) + 2 ** -23 * Math.abs(y) + (st.kind === 'float' ? atol + rtol * Math.abs(y) : 0);
+    let els = badElements(e, a, allowed);
+    const all = ref.all?.[n];
+    if (els.length && all && !layoutError(e, all)) {
+      const near = new Map(badElements(all, a, allowed).map((b) => [b.i, b.d]));
+      els = els.filter((b) => near.has(b.i)).map((b) => ({ i: b.i, d: Math.min(b.d, near.get(b.i)) }));
+    }
+    if (els.length) {
+      bad.push({ kind: 'mismatch', conditioned: true, output: n, elements: els,
+        message: describeMismatch(n, e, a, els, (w) => `${all ? ` (ORT 'all' ${num(all.data[w.i])})` : ''}, ` +
+          `${(w.d / st.step(w.i)).toPrecision(3)} steps of ${st.step(w.i).toPrecision(4)}` +
+          `${st.allowed(w.i) > st.step(w.i) * (1 + 1e-6) ? ` (${(st.allowed(w.i) / st.step(w.i)).toPrecision(3)} allowed: a tie upstream)` : ''}`) });
     }
   }
   return bad;
 }
 
+// How far the original's outputs move when its float constants move by one ulp: per output, the
+// largest move of each element over the PERTURBATIONS runs; null when it cannot be measured.
+async function sensitivity(bytes, feeds, names, expected) {
+  const moves = Object.fromEntries(names.map((n) => [n, new Float64Array(expected[n].data.length)]));
+  for (const [seed, mirror] of PERTURBATIONS) {
+    const { bytes: b, count } = perturbConstants(bytes, seed, mirror);
+    if (!count) return moves;   // no float constant: nothing moves
+    let s;
+    try {
+      s = await createSession(b);
+      const out = await s.run(Object.fromEntries(s.inputNames.map((n) => [n, feeds[n]])));
+      for (const n of names) {
+        const e = expected[n].data;
+        const p = out[n].data;
+        const m = moves[n];
+        for (let i = 0; i < e.length; i++) {
+          const x = num(p[i]);
+          const y = num(e[i]);
+          const d = x === y || (Number.isNaN(x) && Number.isNaN(y)) ? 0 : Number.isFinite(x) && Number.isFinite(y) ? Math.abs(x - y) : Infinity;
+          if (d > m[i]) m[i] = d;
+        }
+      }
+    } catch {
+      return null;
+    } finally {
+      await s?.release();
+    }
+  }
+  return moves;
+}
+
 /**
  * Check one model. Options: dims (symbolic dim sizes), discontinuous (skip the float16 compare),
- * random (run the original more often), modes (default MODES). Returns {status, refused: {mode: message}, findings, note}.
+ * random (run the original more often), quant (a QDQ model: the QDQ tolerance and references),
+ * modes (default MODES, QDQ_MODES for a QDQ model), transform (the checker's own tests: what
+ * stands for onnxfold, async (bytes, mode) -> {bytes} | {refused} | {crash}).
+ * Returns {status, refused: {mode: message}, findings, illConditioned, note, quant}.
  */
-export async function checkModel(bytes, { dims = {}, discontinuous = false, random = false, modes = MODES } = {}) {
-  const out = { status: 'ok', refused: {}, findings: [], note: '' };
+export async function checkModel(bytes, { dims = {}, discontinuous = false, random = false, quant = false,
+  modes = quant ? QDQ_MODES : MODES, transform: transformOf = transform } = {}) {
+  const out = { status: 'ok', refused: {}, findings: [], illConditioned: [], note: '', quant: null };
   let orig;
   let feeds;
   let expected;
@@ -146,7 +431,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
     orig = await createSession(bytes);
   } catch (e) {
     out.status = 'skipped';
-    out.note = `ORT cannot load the original: ${e.message.split('\n')[0].slice(0, 300)}`;
+    out.note = `ORT cannot load the original: ${ortMessage(e)}`;
     return out;
   }
   const nondet = new Set();
@@ -166,7 +451,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         }
       }
     } catch (e) {
-      origError = e.message.split('\n')[0].slice(0, 300);
+      origError = ortMessage(e);
       ortGap = ORT_GAP.test(e.message);   // the whole message: the reason comes last
     }
   } finally {
@@ -177,11 +462,25 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
     out.note = `ORT cannot run the original: ${origError}`;
     return out;
   }
+  let ref = null;
+  if (quant && !origError) {
+    const all = await runAll(bytes, feeds);
+    const steps = quantSteps(bytes, names, expected);
+    let elements = 0;
+    let clamped = 0;
+    for (const n of names) {
+      if (!steps[n].clamp) continue;
+      for (let i = 0; i < expected[n].data.length; i++) { elements++; if (steps[n].clamp(i)) clamped++; }
+    }
+    ref = { all: all.outputs ?? null, steps };
+    out.quant = { all: all.error ?? null, crashed: !!all.crashed, elements, clamped };
+  }
+  let moves;   // the original's sensitivity, measured on the first mismatch that needs it
 
   for (const mode of modes) {
     if (origError && mode !== 'default') continue;
     if (mode === 'float16' && discontinuous) continue;
-    const t = await transform(bytes, mode);
+    const t = await transformOf(bytes, mode);
     if (t.refused) { out.refused[mode] = t.refused; continue; }
     if (t.crash) { out.findings.push({ mode, kind: 'crash', message: t.crash }); continue; }
     let main;
@@ -200,7 +499,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         main = await runModel(t.bytes, feeds);
       }
     } catch (e) {
-      if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+      if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${ortMessage(e)}` });
       continue;
     }
     try {
@@ -221,10 +520,22 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         actual = await main.run();
         if (nondet.size) actual2 = [await main.run(), await main.run()];
       } catch (e) {
-        out.findings.push({ mode, kind: 'run', message: `ORT cannot run the result: ${e.message.split('\n')[0].slice(0, 300)}` });
+        out.findings.push({ mode, kind: 'run', message: `ORT cannot run the result: ${ortMessage(e)}` });
         continue;
       }
-      for (const f of compareOutputs(mode, names, expected, actual, actual2, nondet)) out.findings.push({ mode, ...f });
+      for (const { conditioned, elements, output, ...f } of compareOutputs(mode, names, expected, actual, actual2, nondet, ref)) {
+        if (conditioned) {
+          if (moves === undefined) moves = await sensitivity(bytes, feeds, names, expected);
+          const m = moves?.[output];
+          if (m && elements.every(({ i, d }) => m[i] >= d)) {
+            const w = elements.reduce((x, y) => (y.d > x.d ? y : x));
+            out.illConditioned.push({ mode, ...f, message: `${f.message}; the original itself moves by ${m[w.i].toPrecision(4)} there ` +
+              'when its constants move by one float32 ulp' });
+            continue;
+          }
+        }
+        out.findings.push({ mode, ...f });
+      }
     } finally {
       await main.session.release();
     }

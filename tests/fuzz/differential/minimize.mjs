@@ -3,6 +3,10 @@
 // them on the seeded inputs), removing whatever no output needs, until nothing more goes.
 //
 //   const small = await minimize(spec, async (s) => stillFails(s));
+//
+// Specs of either generator (gen.mjs, gen-qdq.mjs: `quant` is kept, so a QDQ model is checked in
+// its own modes and tolerance all along); an integer value (a QuantizeLinear's) is only ever cut
+// into a constant, never into a random input.
 import { buildModel } from '../../node/onnx-builder.mjs';
 import { makeInputs } from '../../node/oracle.mjs';
 import { createSession } from './check.mjs';

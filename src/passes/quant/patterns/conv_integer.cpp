@@ -6,7 +6,10 @@
 //
 // Conditions: as for qlinear_conv.cpp (matchQuantConv), except that no Q needs
 // to follow and the bias may be either the int32 DQ form (added before the
-// Cast, as QLinearConv does) or a constant float32 [M] (added after the Mul).
+// Cast, as QLinearConv does) or a constant float32 [M] (added after the Mul);
+// the weight's zero points all equal (the spec allows one per output channel,
+// but ONNX Runtime's ConvInteger fails on them at run time: such a Conv stays
+// DQ -> Conv).
 // sx*sw is per tensor or per output channel ([M, 1, ...]).
 // Algebra: Conv(DQ(x), DQ(w)) = sx * sw[m] * sum((xq - zx) * (wq - zw)) +
 // bias; ConvInteger computes the sum exactly in int32, and
@@ -26,6 +29,9 @@ class ConvIntegerPattern : public RewritePattern {
     const std::optional<QuantConv> qc = matchQuantConv(&conv, /*allow_float_bias=*/true);
     if (!qc) return false;
     const QuantConv& c = *qc;
+    if (!uniformZeroPoint(c.w)) {
+      return false;  // per-channel weight zero points differ: no ConvInteger kernel takes them
+    }
     const std::string base = conv.output(0)->name();
     Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
                               base + "_w_zero_point");

@@ -6,7 +6,10 @@
 //          %q = Clip(Q(%y, s, z), Q(lo), Q(hi))          otherwise (integer Clip, opset >= 12)
 //
 // Conditions: Q is per tensor with constant parameters; lo and hi are
-// constants (scalars); the Clip feeds only the Q.
+// constants (scalars); the Clip feeds only the Q; an integer Clip only on
+// int8/uint8 (the Clip kernels of ONNX Runtime have no 16-bit ones: it loads a
+// 16-bit Clip as its function body and finds no Where for it), so a 16-bit Q
+// keeps its float Clip unless the Clip disappears.
 // Algebra: Q(v) = sat(round(v / s) + z) is monotone non-decreasing in v, so
 // Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) for every v, and the clamp is
 // the identity when Q(lo) and Q(hi) are the type's limits (Relu before a
@@ -86,6 +89,9 @@ class FoldClipIntoQuantize : public RewritePattern {
     const bool saturates = lo_q <= qmin && hi_q >= qmax;
     if (!saturates && rw.opset() < 12) {
       return false;  // an integer Clip needs opset 12
+    }
+    if (!saturates && !is8Bit(qtype)) {
+      return false;  // no runtime has a 16-bit integer Clip
     }
 
     Node* nq = createTyped(rw, "QuantizeLinear", q.inputs(), &q, qtype, q.output(0));

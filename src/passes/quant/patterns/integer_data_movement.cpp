@@ -8,7 +8,9 @@
 // Ops: Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Slice, Gather (data
 // input), Concat, MaxPool (opset >= 12 for 8-bit inputs; no Indices output).
 // Conditions: DQ and Q per tensor, constant and identical; the Op feeds only
-// the Q (DQs may have other users, they stay for them).
+// the Q (DQs may have other users, they stay for them); the Op's schema at the
+// opset takes the quantized type (MaxPool: int8 and uint8 from opset 12, so a
+// 16-bit one stays float).
 // Algebra: these ops only select, reorder or copy elements (MaxPool selects
 // the largest, and DQ is increasing since s > 0), so they commute with the
 // elementwise DQ, and Q(DQ(q)) = q (see cancel_dequantize_quantize.cpp).
@@ -52,6 +54,9 @@ class IntegerDataMovement : public RewritePattern {
       if (!sameParams(*d, *p)) {
         return false;  // DequantizeLinear and QuantizeLinear parameters differ
       }
+    }
+    if (!schemaTakes(op_, rw.opset(), 0, p->qtype)) {
+      return false;  // the op does not take the quantized type at this opset
     }
     if (!roundTrips(*p)) return false;  // moving integers instead assumes Q(DQ(q)) = q
     std::vector<Value*> inputs = m->inputs();

@@ -7,8 +7,9 @@
 // 8-bit tensor, per tensor or per output channel (axis 0); the bias absent or
 // an int32 constant dequantized with zero point 0 and scale sx * sw (what
 // quant-fold-weights makes of a float bias); Q per tensor, 8-bit; the Conv
-// feeds only the Q. A per-channel weight zero point that is uniform becomes a
-// scalar (runtimes accept only a uniform one).
+// feeds only the Q; x/w/y of a type combination runtimes implement
+// (qlinearTypesRun: uint8/uint8/uint8, uint8/int8/uint8, int8/int8/int8). A
+// per-channel weight zero point that is uniform becomes a scalar.
 // Algebra: QLinearConv is defined as exactly this composition, with the
 // accumulation in int32 and the rescale sx*sw/sy applied before rounding; the
 // float Conv differs only by float rounding of the same sum.
@@ -36,6 +37,9 @@ class QLinearConvPattern : public RewritePattern {
     if (!qc) return false;
     const QuantConv& c = *qc;
     const QParams& y = *yq;
+    if (!qlinearTypesRun(c.x.qtype, c.w.qtype, y.qtype)) {
+      return false;  // no runtime kernel for these types: the integer form takes it
+    }
     const std::string base = conv->output(0)->name();
     Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
                               base + "_w_zero_point");

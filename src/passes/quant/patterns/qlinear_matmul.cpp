@@ -4,7 +4,8 @@
 //     or:  %m = Gemm(DQ(%aq, sa, za), DQ(%bq, sb, zb)) {transB}; %yq = Q(%m, sy, zy)
 // After:   %yq = QLinearMatMul(%aq, sa, za, %bq', sb, zb, sy, zy)
 //
-// Conditions: all three quantizations constant and 8-bit; a and y per tensor;
+// Conditions: all three quantizations constant and 8-bit, of a type
+// combination runtimes implement (qlinearTypesRun); a and y per tensor;
 // b per tensor, or per column when b is a 2-D tensor quantized along axis 1
 // (the spec's per-column form); the MatMul/Gemm feeds only the Q. Gemm: no C,
 // transA = 0, alpha = beta = 1, b a constant 2-D tensor; with transB = 1 it is
@@ -41,6 +42,9 @@ class QLinearMatMulPattern : public RewritePattern {
     }
     if (!a->perTensor() || !y->perTensor()) {
       return false;  // a or y is not quantized per tensor
+    }
+    if (!qlinearTypesRun(a->qtype, b->qtype, y->qtype)) {
+      return false;  // no runtime kernel for these types: the integer form takes it
     }
     int64_t column_axis = 1;
     if (mm->isOp("Gemm")) {
