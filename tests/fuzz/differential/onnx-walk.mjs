@@ -209,10 +209,10 @@ function floatSpans(b) {
 }
 
 /**
- * A copy of `bytes` with every float constant moved by about one float32 ulp (seeded signs;
+ * A copy of `bytes` with every float constant moved by about `ulps` float32 ulps (seeded signs;
  * `mirror` flips them all). Returns {bytes, count} (count: the values moved).
  */
-export function perturbConstants(bytes, seed, mirror = false) {
+export function perturbConstants(bytes, seed, mirror = false, ulps = 1) {
   const out = bytes.slice();
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   const rand = mulberry32(seed);
@@ -225,13 +225,13 @@ export function perturbConstants(bytes, seed, mirror = false) {
         const bits = view.getUint32(p, true);
         // One ulp away from or towards zero: the integer next to the bits (0, inf, NaN and the
         // largest float stay).
-        const next = up ? bits + 1 : bits - 1;
-        if ((bits & 0x7fffffff) === 0 || (bits & 0x7f800000) === 0x7f800000 || (next & 0x7f800000) === 0x7f800000) continue;
+        const next = up ? bits + ulps : bits - ulps;
+        if ((bits & 0x7fffffff) < ulps || (bits & 0x7f800000) === 0x7f800000 || (next & 0x7f800000) === 0x7f800000) continue;
         view.setUint32(p, next, true);
       } else {
         const x = view.getFloat64(p, true);
         if (x === 0 || !Number.isFinite(x)) continue;
-        view.setFloat64(p, x * (1 + (up ? 1 : -1) * 2 ** -23), true);
+        view.setFloat64(p, x * (1 + (up ? 1 : -1) * ulps * 2 ** -23), true);
       }
       count++;
     }
