@@ -272,11 +272,12 @@ TEST(QuantQLinearConv, PerAxisOutputQuantizationFallsBackToConvInteger) {
 // int8/int8/int8 only: a model with int8 x and uint8 y (valid ONNX) does not load there, so
 // such a Conv takes the integer form (ConvInteger, float rescale, the Q kept).
 TEST(QuantQLinearConv, TypesWithoutARuntimeKernelTakeTheIntegerForm) {
-  for (const auto& [xt, yt] : {std::pair{kI8, kU8}, std::pair{kU8, kI8}}) {
+  for (const auto& types : {std::pair{kI8, kU8}, std::pair{kU8, kI8}}) {
+    // A lambda cannot capture a structured binding before C++20 (emscripten's clang 14).
     auto m = convModel([&] {
       ConvOpts o;
-      o.x_type = xt;
-      o.y_type = yt;
+      o.x_type = types.first;
+      o.y_type = types.second;
       return o;
     }());
     EXPECT_LE(finalizeAndCompare(*m, "qoperator", convInputs()), 0.05 * 1.0001);
