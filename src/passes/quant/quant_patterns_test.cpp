@@ -162,7 +162,9 @@ TEST(QuantFoldWeights, BiasStaysFloatWhenTheOutputStepIsFiner) {
   EXPECT_EQ(counters.count("biases quantized to int32"), 0u);
   for (const char* mode : {"qoperator", "integer", "qdq-clean"}) {
     auto c = convModel(with(fine));
-    EXPECT_LE(finalizeAndCompare(*c, mode, convInputs()), 2e-5 * 1.0001) << mode;
+    // One output step, plus the float32 rounding of the two outputs (2^-23 of each, for outputs
+    // up to 1): wasm rounds the rescale otherwise than native and landed 2.7e-8 past the step.
+    EXPECT_LE(finalizeAndCompare(*c, mode, convInputs()), 2e-5 + 2 * 0x1p-23) << mode;
     EXPECT_EQ(countOps(*c->graph, "QLinearConv"), 0u) << mode;
   }
   // The same Conv before an 8-bit Q (step 0.05): int32.
