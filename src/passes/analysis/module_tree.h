@@ -61,7 +61,8 @@ class ModuleTree {
   // Every module, parents before children.
   std::vector<Module*> preorder() const;
 
-  // JSON as moduleTree() returns it in the npm package (js/index.d.ts); `max_depth` < 0: the whole tree.
+  // JSON as moduleTree() returns it in the npm package (js/index.d.ts); `max_depth` < 0: the whole
+  // tree.
   std::string toJson(int indent = 2, int max_depth = -1) const;
   // An indented listing: path, class, nodes, parameter bytes, top ops.
   std::string toText(int max_depth = -1) const;

@@ -31,6 +31,7 @@
 // Runtime, so an approximation there can only make a model less useful, never a check wrong.
 import { makeTensor } from '../../../web/src/verify-core.js';
 import { mulberry32 } from '../../node/oracle.mjs';
+import { broadcast } from './gen.mjs';
 
 export const QDQ_MIN_OPSET = 10;
 export const QDQ_MAX_OPSET = 26;
@@ -61,17 +62,6 @@ function coordOf(i, shape) {
 const tensor = (shape, data) => ({ shape: [...shape], data: data ?? new Float64Array(numel(shape)) });
 const mapT = (t, f) => tensor(t.shape, Float64Array.from(t.data, f));
 
-export function broadcastShapes(a, b) {
-  const r = Math.max(a.length, b.length);
-  const out = [];
-  for (let i = 0; i < r; i++) {
-    const x = a[a.length - r + i] ?? 1;
-    const y = b[b.length - r + i] ?? 1;
-    if (x !== y && x !== 1 && y !== 1) return null;
-    out.push(x === 1 ? y : x);
-  }
-  return out;
-}
 // The element of `t` that broadcasting reads at `coord` of a rank-r result.
 function bcastAt(t, coord) {
   const off = coord.length - t.shape.length;
@@ -80,7 +70,7 @@ function bcastAt(t, coord) {
   return t.data[idx];
 }
 function binaryT(a, b, f) {
-  const shape = broadcastShapes(a.shape, b.shape);
+  const shape = broadcast(a.shape, b.shape);
   const out = tensor(shape);
   for (let i = 0; i < out.data.length; i++) {
     const c = coordOf(i, shape);
@@ -189,7 +179,7 @@ function matmulT(a, b) {
   const M = a.shape.at(-2);
   const K = a.shape.at(-1);
   const N = b.shape.at(-1);
-  const batch = broadcastShapes(a.shape.slice(0, -2), b.shape.slice(0, -2));
+  const batch = broadcast(a.shape.slice(0, -2), b.shape.slice(0, -2));
   const out = tensor([...batch, M, N]);
   for (let bi = 0; bi < numel(batch); bi++) {
     const c = coordOf(bi, batch);
@@ -617,7 +607,7 @@ class QGen {
     let b;
     const r = this.rand();
     if (r < 0.45) {
-      b = this.findAct((v) => v !== a && broadcastShapes(v.t.shape, a.t.shape));
+      b = this.findAct((v) => v !== a && broadcast(v.t.shape, a.t.shape));
     } else if (r < 0.6) {
       b = this.redequantize(a);   // a residual: the same tensor through its own DQ
     }
