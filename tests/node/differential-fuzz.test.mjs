@@ -207,3 +207,66 @@ test('differential fuzz checker: a mismatch the original\'s own conditioning exp
   assert.equal(far.findings.length, 1, JSON.stringify(far));
   assert.deepEqual(far.illConditioned, []);
 });
+
+// x -> five Sigmoids -> InstanceNormalization (epsilon 1e-9, bias `bias`) -> y: the Sigmoids
+// converge, so the three values normalized are nearly equal and their float16 rounding (steps of
+// 0.0005) moves the output by a fifth of its range, while the original barely moves when its
+// inputs and constants do (the Sigmoids damp the inputs). `stored`: every value rounded to
+// float16 and back (Cast pairs), as a float16 conversion stores it (ONNX Runtime's CPU runs most
+// float16 ops in float32 between Casts it inserts, so a float16 model rounds only there).
+function convergingNormModel({ bias = 0, stored = false } = {}) {
+  const nodes = [];
+  let v = 'x';
+  const round = () => {
+    if (!stored) return;
+    nodes.push({ op: 'Cast', inputs: [v], outputs: [`${v}_h`], attrs: { to: 10 } },
+      { op: 'Cast', inputs: [`${v}_h`], outputs: [`${v}_r`], attrs: { to: 1 } });
+    v = `${v}_r`;
+  };
+  round();
+  for (let i = 0; i < 5; i++) {
+    nodes.push({ op: 'Sigmoid', inputs: [v], outputs: [`s${i}`] });
+    v = `s${i}`;
+    round();
+  }
+  nodes.push({ op: 'InstanceNormalization', inputs: [v, 'scale', 'b'], outputs: [stored ? 'n' : 'y'], attrs: { epsilon: 1e-9 } });
+  if (stored) {
+    v = 'n';
+    round();
+    nodes.push({ op: 'Identity', inputs: [v], outputs: ['y'] });
+  }
+  return buildModel({
+    opset: 13, inputs: [{ name: 'x', shape: [1, 1, 3] }], outputs: [{ name: 'y' }],
+    initializers: [{ name: 'scale', dims: [1], data: [1] }, { name: 'b', dims: [1], data: [bias] }], nodes,
+  });
+}
+
+test('differential fuzz checker: float16 precision the ideal float16 conversion also loses is not a finding', async (t) => {
+  if (!need(t, existsSync(dist), wasmMissing)) return;
+  const { checkModel } = await import('../fuzz/differential/check.mjs');
+  const { float16Reference, roundToHalf } = await import('../fuzz/differential/float16-reference.mjs');
+  // Round to nearest, ties to even, subnormals and overflow.
+  assert.equal(roundToHalf(1 + 2 ** -11), 1);
+  assert.equal(roundToHalf(1 + 3 * 2 ** -11), 1 + 2 ** -9);
+  assert.equal(roundToHalf(-0.1), -0.0999755859375);
+  assert.equal(roundToHalf(65519), 65504);
+  assert.equal(roundToHalf(65520), -roundToHalf(-65520));
+  assert.equal(roundToHalf(65520), Infinity);
+  assert.equal(roundToHalf(2 ** -25), 0);
+  assert.equal(roundToHalf(3 * 2 ** -25), 2 ** -23);
+  const original = convergingNormModel();
+  // The reference: a Cast to float16 and back after each of the six float32 node outputs.
+  const ref = await float16Reference(original);
+  assert.equal(Buffer.from(ref.bytes).toString('latin1').match(/Cast/g).length, 12);
+  const options = { modes: ['float16'] };
+  const as = (bytes) => async () => ({ bytes });
+  // Every value stored in float16: off by a fifth of the output's range, as the reference is.
+  const stored = await checkModel(original, { ...options, transform: as(convergingNormModel({ stored: true })) });
+  assert.deepEqual(stored.findings, [], JSON.stringify(stored.findings));
+  assert.equal(stored.illConditioned.length, 1, JSON.stringify(stored));
+  assert.match(stored.illConditioned[0].message, /every float32 value stored in float16/);
+  // A wrong bias (0.5): as far from the reference as from the original, a finding.
+  const wrong = await checkModel(original, { ...options, transform: as(convergingNormModel({ bias: 0.5, stored: true })) });
+  assert.equal(wrong.findings.length, 1, JSON.stringify(wrong));
+  assert.deepEqual(wrong.illConditioned, []);
+});

@@ -10,14 +10,18 @@
 //                             (mirror: each the other way), and float64 constants by the same
 //                             relative amount (2^-23); the bytes change in place, so nothing
 //                             else in the model does
+//   floatSpans(bytes)         where every float constant's payload is (float16-reference.mjs
+//                             rounds them)
+//   cursor(b, start, end)     the fields of one message (float16-reference.mjs rewrites graphs)
 //
 // Field numbers are onnx.proto's.
 
 import { mulberry32 } from '../../node/oracle.mjs';
 
-// A cursor over a message's bytes: [field, wire, start, end] per entry, start/end of the value
-// (absolute offsets in the buffer).
-function* entries(b, start, end) {
+// A cursor over a message's bytes: [field, wire, keyStart, start, end, value] per entry, start/end
+// of the value (absolute offsets in the buffer; b.subarray(keyStart, end) is the whole field),
+// value the number of a varint.
+export function* cursor(b, start, end) {
   let p = start;
   const varint = () => {
     let x = 0;
@@ -30,25 +34,30 @@ function* entries(b, start, end) {
     }
   };
   while (p < end) {
+    const k = p;
     const key = varint();
     const field = Math.floor(key / 8);
     const wire = key % 8;
     if (wire === 0) {
       const s = p;
       const v = varint();
-      yield [field, wire, s, p, v];
+      yield [field, wire, k, s, p, v];
     } else if (wire === 2) {
       const n = varint();
-      yield [field, wire, p, p + n];
+      yield [field, wire, k, p, p + n];
       p += n;
     } else if (wire === 5 || wire === 1) {
       const n = wire === 5 ? 4 : 8;
-      yield [field, wire, p, p + n];
+      yield [field, wire, k, p, p + n];
       p += n;
     } else {
       throw new Error(`onnx-walk: unsupported wire type ${wire}`);
     }
   }
+}
+// [field, wire, start, end, value]: the cursor without the key's offset.
+function* entries(b, start, end) {
+  for (const [f, w, , s, e, v] of cursor(b, start, end)) yield [f, w, s, e, v];
 }
 function packedVarints(b, s, e) {
   const out = [];
@@ -179,7 +188,7 @@ export function mainGraph(bytes) {
 }
 
 // Every float constant's payload spans, in every graph and function of the model.
-function floatSpans(b) {
+export function floatSpans(b) {
   const spans = [];
   const graph = (s, e) => {
     for (const [f, , vs, ve] of entries(b, s, e)) {
