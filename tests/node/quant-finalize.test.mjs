@@ -34,11 +34,19 @@ async function session(path, graphOptimizationLevel) {
   return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel, logSeverityLevel: 3 });
 }
 
-/** Outputs of the QDQ original under ORT 'all' and of each candidate (run as written), on one seeded input. */
+/**
+ * Outputs of the QDQ original under ORT 'all' (`expected`) and with its optimizations off
+ * (`disabled`), and of each candidate (run as written), on one seeded input. Two references:
+ * ORT's integer kernels (what 'all' fuses the QDQ into) round some ties otherwise than its float
+ * ones, and on x86 CPUs without VNNI its own fusion can saturate a uint8 x int8 product (18
+ * output steps off on gemm-no-bias with ORT 1.30 on AVX2), where the float QDQ is right.
+ */
 async function runAll(original, candidates, { seed = 1, dimValue = 2 } = {}) {
   const ref = await session(original, 'all');
   const feeds = makeInputs(ref, { seed, dimValue });
   const expected = await ref.run(feeds);
+  const off = await session(original, 'disabled');
+  const disabled = await off.run(feeds);
   const results = [];
   for (const c of candidates) {
     const s = await session(c, 'disabled');
@@ -46,17 +54,17 @@ async function runAll(original, candidates, { seed = 1, dimValue = 2 } = {}) {
     await s.release?.();
   }
   await ref.release?.();
-  return { names: Object.keys(expected), expected, results };
+  await off.release?.();
+  return { names: Object.keys(expected), expected, disabled, results };
 }
 
-/** Largest |a - e| over all outputs. */
-function maxAbsDiff(expected, actual) {
+/** Largest |a - e| over all outputs, e the nearer of the references at each element. */
+function maxAbsDiff(references, actual) {
   let m = 0;
-  for (const name of Object.keys(expected)) {
-    const e = expected[name].data;
+  for (const name of Object.keys(references[0])) {
     const a = actual[name].data;
-    assert.equal(a.length, e.length, `output ${name} size`);
-    for (let i = 0; i < e.length; i++) m = Math.max(m, Math.abs(a[i] - e[i]));
+    for (const r of references) assert.equal(a.length, r[name].data.length, `output ${name} size`);
+    for (let i = 0; i < a.length; i++) m = Math.max(m, Math.min(...references.map((r) => Math.abs(a[i] - r[name].data[i]))));
   }
   return m;
 }
@@ -80,7 +88,7 @@ const readyMobilenet = (t) =>
 const finalized = {};  // `${variant}.${mode}` -> output path
 
 for (const variant of ['fp32w', 'int8w']) {
-  test(`mobilenet_v2 ${variant}: every mode agrees with ORT 'all' on the QDQ original within one output step`,
+  test(`mobilenet_v2 ${variant}: every mode agrees with ORT (at 'all' or optimizations off) on the QDQ original within one output step`,
     async (t) => {
       if (!readyMobilenet(t)) return;
       const paths = [];
@@ -93,7 +101,7 @@ for (const variant of ['fp32w', 'int8w']) {
           `ops ${JSON.stringify(report.after.op_histogram)}`);
       }
       for (const seed of [1, 2]) {
-        const { expected, results } = await runAll(mobilenet(variant), paths, { seed });
+        const { expected, disabled, results } = await runAll(mobilenet(variant), paths, { seed });
         // The logits are not quantized in the model: their step is the one an 8-bit min/max
         // quantization of the reference logits has.
         const e = expected.output.data;
@@ -102,7 +110,7 @@ for (const variant of ['fp32w', 'int8w']) {
         for (const x of e) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
         const step = (hi - lo) / 255;
         MODES.forEach((mode, k) => {
-          const d = maxAbsDiff(expected, results[k]);
+          const d = maxAbsDiff([expected, disabled], results[k]);
           t.diagnostic(`seed ${seed} ${mode}: max |diff| ${d.toExponential(3)} = ${(d / step).toFixed(3)} output steps (step ${step.toExponential(3)})`);
           assert.ok(d <= step, `${mode}: max |diff| ${d} is more than one output step ${step}`);
         });
@@ -130,8 +138,9 @@ test('mobilenet_v2 fp32w qoperator: weights quantized once, every Conv integer, 
     assert.equal(after.opsets[''], before.opsets[''], 'opset unchanged');
     const size = statSync(path).size;
     assert.ok(size < 4.5e6, `${size} bytes`);
-    // The int8 weights are int8 initializers now.
-    assert.ok(after.initializers.filter((t) => t.type === 'int8').length >= convs);
+    // The int8 weights are 8-bit initializers now, in the activations' signedness (uint8: quant.h
+    // paramsIn).
+    assert.ok(after.initializers.filter((t) => t.type === 'uint8' && t.dims.length === 4).length >= convs);
   });
 
 test('mobilenet_v2 fp32w and int8w finalize to the same weights, byte for byte', async (t) => {
@@ -269,7 +278,7 @@ const fixtures = {
 };
 
 for (const [name, make] of Object.entries(fixtures)) {
-  test(`fixture ${name}: every mode agrees with ORT 'all' within one output step`, 
+  test(`fixture ${name}: every mode agrees with ORT (at 'all' or optimizations off) within one output step`, 
     async (t) => {
       if (!need(t, haveCli, cliMissing)) return;
       const f = make();
@@ -295,9 +304,9 @@ for (const [name, make] of Object.entries(fixtures)) {
         }
       }
       for (const seed of [1, 2, 3]) {
-        const { expected, results } = await runAll(path, paths, { seed });
+        const { expected, disabled, results } = await runAll(path, paths, { seed });
         MODES.forEach((mode, k) => {
-          const d = maxAbsDiff(expected, results[k]);
+          const d = maxAbsDiff([expected, disabled], results[k]);
           t.diagnostic(`seed ${seed} ${mode}: max |diff| ${d.toExponential(3)} = ${(d / f.step).toFixed(3)} output steps`);
           assert.ok(d <= f.step * (1 + 1e-6), `${mode}: max |diff| ${d} is more than one output step ${f.step}`);
         });

@@ -262,6 +262,47 @@ Tensor transposed8(const Tensor& t) {
   return out;
 }
 
+QParams paramsIn(const QParams& w, DataType t) {
+  if (w.qtype == t) return w;
+  QParams p = w;
+  p.qtype = t;
+  const int64_t shift = t == DataType::kUint8 ? 128 : -128;
+  if (p.zero_point.empty()) p.zero_point.assign(p.scale.size(), 0);
+  for (int64_t& z : p.zero_point)
+    z += shift;
+  return p;
+}
+
+Value* weightIn(Rewriter& rw, Value* wq, DataType t, bool transpose) {
+  const Tensor* c = constantOf(wq);
+  const bool flip = c != nullptr && c->dtype() != t;
+  if (!flip && !transpose) return wq;
+  Tensor w(t, c->dims());
+  std::memcpy(w.mutableBytes(), c->bytes(), static_cast<size_t>(c->numElements()));
+  if (flip) {
+    uint8_t* b = w.mutableBytes();
+    for (int64_t i = 0; i < w.numElements(); ++i)
+      b[i] ^= 0x80;
+  }
+  if (transpose) w = transposed8(w);
+  return rw.constant(
+      std::move(w),
+      wq->name() + (flip ? (t == DataType::kUint8 ? "_u8" : "_s8") : "") + (transpose ? "_t" : ""));
+}
+
+Value* weightZeroPoint(Rewriter& rw, const QParams& original, const QParams& p,
+                       const std::string& base) {
+  if (p.qtype == original.qtype) {
+    return uniformOrSelf(rw, zeroPointValue(rw, original, base), p.zero_point, p.qtype,
+                         base + "_zero_point");
+  }
+  bool uniform = true;
+  for (int64_t z : p.zero_point)
+    uniform = uniform && z == p.zero_point.front();
+  if (uniform) return rw.constant(intTensor(p.qtype, {}, {p.zero_point.front()}), base + "_zp");
+  return rw.constant(intTensor(p.qtype, p.scale_dims, p.zero_point), base + "_zp");
+}
+
 Tensor floatTensor(std::vector<int64_t> dims, const std::vector<float>& values) {
   Tensor out(DataType::kFloat, std::move(dims));
   if (!values.empty()) std::memcpy(out.mutableBytes(), values.data(), values.size() * 4);

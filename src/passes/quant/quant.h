@@ -44,6 +44,28 @@ bool is8Bit(DataType t);
 // every 8-bit combination, but a model with another one does not load there
 // ("Could not find an implementation"), so those take the integer form instead.
 bool qlinearTypesRun(DataType x, DataType w, DataType y);
+// Integer ops take their two 8-bit operands in one signedness: a constant
+// weight of the other type is shifted by 128 into the activation's type, its
+// zero points too (every wq - zw, so every product, is unchanged). Why: ONNX
+// Runtime's x86 kernels without VNNI multiply uint8 by int8 in pairs summed to
+// int16 (vpmaddubsw), which saturates at the ends of the ranges: measured with
+// ORT 1.30 on AVX2, MatMulInteger, QLinearConv and QLinearMatMul on uint8 x
+// int8 and ConvInteger on int8 x uint8 were off by thousands, while uint8 x
+// uint8 and int8 x int8 were exact (its own QDQ fusion turns int8 weights into
+// uint8 on such CPUs for the same reason).
+// The weight's parameters in type `t` (zero points shifted by 128 when its
+// type is the other 8-bit one).
+QParams paramsIn(const QParams& w, DataType t);
+// The constant 8-bit weight behind `wq` in type `t` (the bytes with their top
+// bit flipped when the types differ: int8 v + 128 as uint8), transposed when
+// `transpose` (a 2-D Gemm weight with transB), as a value: `wq` itself when
+// nothing changes.
+Value* weightIn(Rewriter& rw, Value* wq, DataType t, bool transpose);
+// The zero point input for the weight's parameters `p` (from paramsIn of
+// `original`): the Q/DQ's own value when unchanged, else a new constant; a
+// scalar when all its entries are equal. New constants are named from `base`.
+Value* weightZeroPoint(Rewriter& rw, const QParams& original, const QParams& p,
+                       const std::string& base);
 // True when the default-domain `op`'s schema at `opset` admits element type `t`
 // for input `input`.
 bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t);

@@ -271,8 +271,9 @@ TEST(QuantQLinearConv, PerAxisOutputQuantizationFallsBackToConvInteger) {
 }
 
 // ONNX Runtime implements QLinearConv for x/w/y uint8/uint8/uint8, uint8/int8/uint8 and
-// int8/int8/int8 only: a model with int8 x and uint8 y (valid ONNX) does not load there, so
-// such a Conv takes the integer form (ConvInteger, float rescale, the Q kept).
+// int8/int8/int8 only (onnxfold writes the weight in x's signedness): a model with int8 x and
+// uint8 y (valid ONNX) does not load there, so such a Conv takes the integer form
+// (ConvInteger, float rescale, the Q kept).
 TEST(QuantQLinearConv, TypesWithoutARuntimeKernelTakeTheIntegerForm) {
   for (const auto& types : {std::pair{kI8, kU8}, std::pair{kU8, kI8}}) {
     // A lambda cannot capture a structured binding before C++20 (emscripten's clang 14).
@@ -492,6 +493,93 @@ TEST(QuantMatMulInteger, GemmTransposedPerChannelWithBias) {
   auto m = matmulModel("Gemm", true);
   EXPECT_LE(finalizeAndCompare(*m, "qoperator", matmulInputs()), 0.02 * 1.0001);
   EXPECT_EQ(countOps(*m->graph, "MatMulInteger"), 1u);
+}
+
+// The first node of `op` in `m`.
+const Node* firstOp(const Model& m, const std::string& op) {
+  for (const Node* n : m.graph->nodes())
+    if (n->op_type == op) return n;
+  return nullptr;
+}
+
+// Integer ops get operands of one signedness: ONNX Runtime's x86 kernels without VNNI saturate
+// uint8 x int8 products summed in pairs (quant.h paramsIn). An int8 weight under a uint8
+// activation becomes uint8 (bytes with the top bit flipped, zero points + 128), and the
+// numbers do not move.
+TEST(QuantSignedness, Int8WeightsUnderUint8ActivationsBecomeUint8) {
+  for (const char* mode : {"qoperator", "integer"}) {
+    auto m = convModel(with([](ConvOpts& o) { o.out_q = false; }));
+    if (std::string(mode) == "qoperator") m = convModel({});
+    auto folded = convModel({});
+    runPasses(*folded, {"quant-fold-weights"});
+    const Tensor* int8_weight =
+        constantOf(firstOp(*folded, "Conv")->input(1)->producer()->input(0));
+    ASSERT_NE(int8_weight, nullptr);
+    ASSERT_EQ(int8_weight->dtype(), kI8);
+    EXPECT_LE(finalizeAndCompare(*m, mode, convInputs()),
+              (std::string(mode) == "qoperator" ? 0.05 * 1.0001 : kHalfBiasStep))
+        << mode;
+    const Node* n = firstOp(*m, std::string(mode) == "qoperator" ? "QLinearConv" : "ConvInteger");
+    ASSERT_NE(n, nullptr) << mode;
+    const size_t w_at = std::string(mode) == "qoperator" ? 3 : 1;
+    const size_t zw_at = std::string(mode) == "qoperator" ? 5 : 3;
+    const Tensor* w = constantOf(n->input(w_at));
+    const Tensor* zw = constantOf(n->input(zw_at));
+    ASSERT_TRUE(w != nullptr && zw != nullptr) << mode;
+    EXPECT_EQ(w->dtype(), kU8) << mode;
+    ASSERT_EQ(w->numElements(), int8_weight->numElements());
+    for (int64_t i = 0; i < w->numElements(); ++i)
+      ASSERT_EQ(w->bytes()[i], int8_weight->bytes()[i] ^ 0x80) << mode << " at " << i;
+    EXPECT_EQ(zw->dtype(), kU8) << mode;
+    EXPECT_EQ(zw->rank(), 0) << mode;  // per-channel zero points 0, 0, 0: one 128
+    EXPECT_EQ(zw->bytes()[0], 128) << mode;
+  }
+  // int8 activations keep the int8 weight.
+  auto m = convModel(with([](ConvOpts& o) {
+    o.x_type = kI8;
+    o.y_type = kI8;
+  }));
+  EXPECT_LE(finalizeAndCompare(*m, "qoperator", convInputs()), 0.05 * 1.0001);
+  const Node* n = firstOp(*m, "QLinearConv");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(constantOf(n->input(3))->dtype(), kI8);
+}
+
+TEST(QuantSignedness, MatMulWeightsFollowTheActivation) {
+  for (DataType a_type : {kU8, kI8}) {
+    for (const char* mode : {"qoperator", "integer"}) {
+      // The MatMul weight is int8 with zero point 3 (matmulModel).
+      auto m = matmulModel("MatMul", std::string(mode) == "qoperator", 1.0F, true, a_type);
+      EXPECT_LE(finalizeAndCompare(*m, mode, matmulInputs()), 0.02 * 1.0001) << mode;
+      const bool qlinear = std::string(mode) == "qoperator" && a_type == kU8;
+      const Node* n = firstOp(*m, qlinear ? "QLinearMatMul" : "MatMulInteger");
+      ASSERT_NE(n, nullptr) << mode;
+      const Tensor* b = constantOf(n->input(qlinear ? 3 : 1));
+      const Tensor* zb = constantOf(n->input(qlinear ? 5 : 3));
+      ASSERT_TRUE(b != nullptr && zb != nullptr);
+      EXPECT_EQ(b->dtype(), a_type) << mode;
+      EXPECT_EQ(zb->dtype(), a_type) << mode;
+      EXPECT_EQ(static_cast<int>(zb->bytes()[0]), a_type == kU8 ? 131 : 3) << mode;
+    }
+  }
+}
+
+// A MatMul of two run-time operands of other signedness (uint8 a, int8 b) cannot be shifted:
+// it stays in float.
+TEST(QuantSignedness, RunTimeOperandsOfOtherSignednessStayFloat) {
+  for (DataType b_type : {kI8, kU8}) {
+    QdqBuilder q;
+    Value* a = q.b().input("a", kF32, {2, 4});
+    Value* b = q.b().input("b", kF32, {4, 3});
+    Value* ad = q.qdq(a, q.scale({0.01F}), q.zp(kU8, 128));
+    Value* bd = q.qdq(b, q.scale({0.01F}), q.zp(b_type, b_type == kU8 ? 128 : 0));
+    Value* y = q.b().op("MatMul", {ad, bd});
+    y->setName("y");
+    q.b().output(y);
+    auto m = q.b().build();
+    finalize(*m, "integer");
+    EXPECT_EQ(countOps(*m->graph, "MatMulInteger"), b_type == kU8 ? 1u : 0u);
+  }
 }
 
 TEST(QuantQLinearMatMul, BiasFreeGemmWithTransposedPerRowWeight) {

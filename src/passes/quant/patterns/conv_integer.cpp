@@ -9,7 +9,8 @@
 // Cast, as QLinearConv does) or a constant float32 [M] (added after the Mul);
 // the weight's zero points all equal (the spec allows one per output channel,
 // but ONNX Runtime's ConvInteger fails on them at run time: such a Conv stays
-// DQ -> Conv).
+// DQ -> Conv). The weight takes x's signedness (shifted by 128 when it has the
+// other one: quant.h paramsIn).
 // sx*sw is per tensor or per output channel ([M, 1, ...]).
 // Algebra: Conv(DQ(x), DQ(w)) = sx * sw[m] * sum((xq - zx) * (wq - zw)) +
 // bias; ConvInteger computes the sum exactly in int32, and
@@ -32,12 +33,14 @@ class ConvIntegerPattern : public RewritePattern {
     if (!uniformZeroPoint(c.w)) {
       return false;  // per-channel weight zero points differ: no ConvInteger kernel takes them
     }
+    // The weight in x's signedness (quant.h paramsIn: int8 x uint8 saturates on some CPUs).
+    const QParams w = paramsIn(c.w, c.x.qtype);
     const std::string base = conv.output(0)->name();
-    Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
-                              base + "_w_zero_point");
-    Node* ci =
-        createTyped(rw, "ConvInteger", {c.x_q, c.w_q, zeroPointValue(rw, c.x, base + "_x"), zw},
-                    &conv, DataType::kInt32, conv.output(0));
+    Value* zw = weightZeroPoint(rw, c.w, w, base + "_w");
+    Node* ci = createTyped(
+        rw, "ConvInteger",
+        {c.x_q, weightIn(rw, c.w_q, w.qtype, false), zeroPointValue(rw, c.x, base + "_x"), zw},
+        &conv, DataType::kInt32, conv.output(0));
     copyAttributes(conv, ci);
     ci->name = conv.name;
     Rescale r;

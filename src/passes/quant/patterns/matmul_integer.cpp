@@ -5,7 +5,9 @@
 // After:   %acc = MatMulInteger(%aq, %bq', za, zb)             (int32)
 //          %m = Mul(Cast(Add(%acc, %cq)), sa*sb) [+ %c_f]
 //
-// Conditions: a per tensor, b per tensor or per output column, both 8-bit.
+// Conditions: a per tensor, b per tensor or per output column, both 8-bit; b
+// of a's signedness or a constant (then shifted by 128 into it: quant.h
+// paramsIn).
 // MatMul: b per column means a 2-D b quantized along axis 1. Gemm: transA = 0,
 // alpha = beta = 1, b a constant 2-D tensor (transB = 1: transposed here, so a
 // per-row quantization along axis 0 becomes per column); C absent, an int32
@@ -76,6 +78,9 @@ std::optional<QuantMatMul> matchQuantMatMul(const Node& n) {
       return std::nullopt;  // Gemm C is neither a constant float [N] nor an int32 quantized bias
     }
   }
+  if (b->qtype != a->qtype && constantOf(m.bdq->input(0)) == nullptr) {
+    return std::nullopt;  // b of the other signedness, computed at run time (quant.h paramsIn)
+  }
   m.a = *a;
   m.b = *b;
   return m;
@@ -90,11 +95,11 @@ class MatMulIntegerPattern : public RewritePattern {
     const std::optional<QuantMatMul> qm = matchQuantMatMul(n);
     if (!qm) return false;
     const QuantMatMul& m = *qm;
+    // b in a's signedness (quant.h paramsIn: uint8 x int8 saturates on some CPUs).
+    const QParams bp = paramsIn(m.b, m.a.qtype);
     const std::string base = n.output(0)->name();
-    Value* bq = m.bdq->input(0);
-    if (m.transpose_b) bq = rw.constant(transposed8(*constantOf(bq)), bq->name() + "_t");
-    Value* zb = uniformOrSelf(rw, zeroPointValue(rw, m.b, base + "_b"), m.b.zero_point, m.b.qtype,
-                              base + "_b_zero_point");
+    Value* bq = weightIn(rw, m.bdq->input(0), bp.qtype, m.transpose_b);
+    Value* zb = weightZeroPoint(rw, m.b, bp, base + "_b");
     Node* mi = createTyped(rw, "MatMulInteger",
                            {m.adq->input(0), bq, zeroPointValue(rw, m.a, base + "_a"), zb}, &n,
                            DataType::kInt32, n.output(0));

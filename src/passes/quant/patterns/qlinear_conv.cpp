@@ -7,9 +7,10 @@
 // 8-bit tensor, per tensor or per output channel (axis 0); the bias absent or
 // an int32 constant dequantized with zero point 0 and scale sx * sw (what
 // quant-fold-weights makes of a float bias); Q per tensor, 8-bit; the Conv
-// feeds only the Q; x/w/y of a type combination runtimes implement
-// (qlinearTypesRun: uint8/uint8/uint8, uint8/int8/uint8, int8/int8/int8). A
-// per-channel weight zero point that is uniform becomes a scalar.
+// feeds only the Q; x and y of one type. The weight takes x's signedness
+// (shifted by 128 when it has the other one: quant.h paramsIn), so the op is
+// uint8/uint8/uint8 or int8/int8/int8. A per-channel weight zero point that is
+// uniform becomes a scalar.
 // Algebra: QLinearConv is defined as exactly this composition, with the
 // accumulation in int32 and the rescale sx*sw/sy applied before rounding; the
 // float Conv differs only by float rounding of the same sum.
@@ -37,15 +38,21 @@ class QLinearConvPattern : public RewritePattern {
     if (!qc) return false;
     const QuantConv& c = *qc;
     const QParams& y = *yq;
-    if (!qlinearTypesRun(c.x.qtype, c.w.qtype, y.qtype)) {
+    if (!qlinearTypesRun(c.x.qtype, c.x.qtype, y.qtype)) {
       return false;  // no runtime kernel for these types: the integer form takes it
     }
+    // The weight in x's signedness (quant.h paramsIn: uint8 x int8 saturates on some CPUs).
+    const QParams w = paramsIn(c.w, c.x.qtype);
     const std::string base = conv->output(0)->name();
-    Value* zw = uniformOrSelf(rw, zeroPointValue(rw, c.w, base + "_w"), c.w.zero_point, c.w.qtype,
-                              base + "_w_zero_point");
-    std::vector<Value*> in = {
-        c.x_q, scaleValue(c.x), zeroPointValue(rw, c.x, base + "_x"), c.w_q, scaleValue(c.w),
-        zw,    scaleValue(y),   zeroPointValue(rw, y, base + "_y")};
+    Value* zw = weightZeroPoint(rw, c.w, w, base + "_w");
+    std::vector<Value*> in = {c.x_q,
+                              scaleValue(c.x),
+                              zeroPointValue(rw, c.x, base + "_x"),
+                              weightIn(rw, c.w_q, w.qtype, false),
+                              scaleValue(c.w),
+                              zw,
+                              scaleValue(y),
+                              zeroPointValue(rw, y, base + "_y")};
     if (c.bias_q != nullptr) in.push_back(c.bias_q);
     Node* n = createTyped(rw, "QLinearConv", in, &q, y.qtype, q.output(0));
     copyAttributes(*conv, n);

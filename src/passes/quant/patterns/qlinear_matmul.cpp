@@ -4,8 +4,9 @@
 //     or:  %m = Gemm(DQ(%aq, sa, za), DQ(%bq, sb, zb)) {transB}; %yq = Q(%m, sy, zy)
 // After:   %yq = QLinearMatMul(%aq, sa, za, %bq', sb, zb, sy, zy)
 //
-// Conditions: all three quantizations constant and 8-bit, of a type
-// combination runtimes implement (qlinearTypesRun); a and y per tensor;
+// Conditions: all three quantizations constant and 8-bit, a and y of one type,
+// b of a's signedness or a constant (then shifted by 128 into it: quant.h
+// paramsIn); a and y per tensor;
 // b per tensor, or per column when b is a 2-D tensor quantized along axis 1
 // (the spec's per-column form); the MatMul/Gemm feeds only the Q. Gemm: no C,
 // transA = 0, alpha = beta = 1, b a constant 2-D tensor; with transB = 1 it is
@@ -43,8 +44,11 @@ class QLinearMatMulPattern : public RewritePattern {
     if (!a->perTensor() || !y->perTensor()) {
       return false;  // a or y is not quantized per tensor
     }
-    if (!qlinearTypesRun(a->qtype, b->qtype, y->qtype)) {
+    if (!qlinearTypesRun(a->qtype, a->qtype, y->qtype)) {
       return false;  // no runtime kernel for these types: the integer form takes it
+    }
+    if (b->qtype != a->qtype && constantOf(bdq->input(0)) == nullptr) {
+      return false;  // b of the other signedness, computed at run time (quant.h paramsIn)
     }
     int64_t column_axis = 1;
     if (mm->isOp("Gemm")) {
@@ -59,15 +63,16 @@ class QLinearMatMulPattern : public RewritePattern {
     if (!b->perTensor() && !(rankOf(bdq->input(0)) == 2 && b->axis == column_axis)) {
       return false;  // b is quantized neither per tensor nor per column
     }
+    // b in a's signedness (quant.h paramsIn: uint8 x int8 saturates on some CPUs); a Gemm
+    // transB weight transposed.
+    const QParams bp = paramsIn(*b, a->qtype);
     const std::string base = mm->output(0)->name();
-    Value* bq = bdq->input(0);
-    if (column_axis == 0)  // Gemm transB
-      bq = rw.constant(transposed8(*constantOf(bq)), bq->name() + "_t");
-    Node* n = createTyped(
-        rw, "QLinearMatMul",
-        {adq->input(0), scaleValue(*a), zeroPointValue(rw, *a, base + "_a"), bq, scaleValue(*b),
-         zeroPointValue(rw, *b, base + "_b"), scaleValue(*y), zeroPointValue(rw, *y, base + "_y")},
-        &q, y->qtype, q.output(0));
+    Value* bq = weightIn(rw, bdq->input(0), bp.qtype, column_axis == 0);
+    Node* n = createTyped(rw, "QLinearMatMul",
+                          {adq->input(0), scaleValue(*a), zeroPointValue(rw, *a, base + "_a"), bq,
+                           scaleValue(*b), weightZeroPoint(rw, *b, bp, base + "_b"), scaleValue(*y),
+                           zeroPointValue(rw, *y, base + "_y")},
+                          &q, y->qtype, q.output(0));
     n->name = mm->name;
     rw.replaceNode(&q, {n->output(0)});
     rw.erase(mm);
