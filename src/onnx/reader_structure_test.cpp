@@ -192,6 +192,40 @@ TEST(ExternalData, WriterMovesBigTensorsToAlignedOffsets) {
   EXPECT_THROW(writeModel(*m, unused, no_sink), Error);
 }
 
+// Shapes, axes, pads and scales stay inline at any threshold: ONNX Runtime reads them at load
+// for shape inference and cannot from external data. Larger tensors go external.
+TEST(ExternalData, SmallIntegerTensorsStayInline) {
+  test::ModelBuilder b;
+  Value* x = b.input("x", DataType::kFloat, {2, 3});
+  Value* shape = b.initializer(test::int64Tensor({2}, {3, 2}, "shape"));
+  std::vector<int64_t> many(200, 1);
+  Value* indices = b.initializer(test::int64Tensor({200}, many, "indices"));
+  Value* scale = b.initializer("scale", {2}, {1, 2});
+  std::vector<float> many_floats(16, 0.5F);
+  Value* w = b.initializer("w", {16}, many_floats);
+  b.output(b.op("Reshape", {x, shape}));
+  b.output(scale);
+  b.output(indices);
+  b.output(w);
+  std::unique_ptr<Model> m = b.build();
+  std::string ext_bytes;
+  WriteOptions wo;
+  wo.external_threshold = 0;
+  wo.external_location = "m.data";
+  wo.open_external = [&](const std::string&) -> std::unique_ptr<Sink> {
+    return std::make_unique<StringRefSink>(ext_bytes);
+  };
+  StringSink sink;
+  writeModel(*m, sink, wo);
+  ExternalFiles files;
+  files.files["m.data"] = test::bufferOf(ext_bytes);
+  std::unique_ptr<Model> back = readBytes(sink.out, files.options());
+  EXPECT_FALSE(back->graph->lookup("shape")->initializer()->external.has_value());
+  EXPECT_TRUE(back->graph->lookup("indices")->initializer()->external.has_value());  // 1600 bytes
+  EXPECT_FALSE(back->graph->lookup("scale")->initializer()->external.has_value());   // 8 bytes
+  EXPECT_TRUE(back->graph->lookup("w")->initializer()->external.has_value());        // 64 bytes
+}
+
 // ------------------------------------------------------------------ (e) unknown fields
 
 // Bytes laid out in the writer's own order (known fields by number, unknown

@@ -267,7 +267,15 @@ class Writer {
 
   bool goesExternal(const Tensor& t) const {
     return opts_.external_threshold >= 0 && t.dtype() != DataType::kString && t.isLoaded() &&
-           static_cast<int64_t>(t.byteSize()) >= opts_.external_threshold;
+           static_cast<int64_t>(t.byteSize()) >= opts_.external_threshold && !shapeSized(t);
+  }
+  // A small int32/int64 tensor (under kInlineIntegerBytes) may be a shape, axes, pads or
+  // repeats, and any tensor under kInlineBytes Resize scales or Range bounds: ONNX Runtime's
+  // shape inference reads those values when it loads the model and fails on external data
+  // ("Cannot parse data from external tensors"), so they stay inline whatever the threshold.
+  static bool shapeSized(const Tensor& t) {
+    const bool integer = t.dtype() == DataType::kInt64 || t.dtype() == DataType::kInt32;
+    return t.byteSize() < (integer ? kInlineIntegerBytes : kInlineBytes);
   }
 
   Rope tensor(const Tensor& t) {

@@ -19,8 +19,15 @@
 
 namespace onnxfold {
 
+// int32/int64 tensors smaller than kInlineIntegerBytes, and any smaller than kInlineBytes, stay
+// inline whatever the threshold (writer.cpp shapeSized: runtimes read shapes, axes, scales and
+// Range bounds at load and cannot read them from external data).
+constexpr size_t kInlineIntegerBytes = 1024;
+constexpr size_t kInlineBytes = 64;
+
 struct WriteOptions {
-  // Tensors of at least this many bytes go to an external-data file; < 0: none.
+  // Tensors of at least this many bytes go to an external-data file; < 0: none (small
+  // tensors excepted: kInlineIntegerBytes, kInlineBytes).
   int64_t external_threshold = -1;
   // The external file's name, relative to the model's folder.
   std::string external_location;

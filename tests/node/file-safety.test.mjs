@@ -15,12 +15,13 @@ import { buildModel } from './onnx-builder.mjs';
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-file-safety-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-// y<i> = Add(x, w<i>): three different float[4] weights, external in `data` at offsets 0, 16, 32.
+// y<i> = Add(x, w<i>): three different float[16] weights, external in `data` at offsets 0, 64,
+// 128 (64 bytes: tensors under that stay inline in onnxfold's output).
 function model(data = 'm.onnx.data') {
-  const weights = [0, 1, 2].map((i) => ({ name: `w${i}`, dims: [4], external: { location: data, offset: 16 * i, length: 16 } }));
+  const weights = [0, 1, 2].map((i) => ({ name: `w${i}`, dims: [16], external: { location: data, offset: 64 * i, length: 64 } }));
   return buildModel({
-    inputs: [{ name: 'x', shape: [4] }],
-    outputs: weights.map((w) => ({ name: `y${w.name}`, shape: [4] })),
+    inputs: [{ name: 'x', shape: [16] }],
+    outputs: weights.map((w) => ({ name: `y${w.name}`, shape: [16] })),
     initializers: weights,
     nodes: weights.map((w) => ({ op: 'Add', inputs: ['x', w.name], outputs: [`y${w.name}`] })),
   });
@@ -31,7 +32,7 @@ function folder(data = 'm.onnx.data') {
   const dir = join(tmp, `case-${count++}`);
   mkdirSync(dir);
   writeFileSync(join(dir, 'm.onnx'), model(data));
-  writeFileSync(join(dir, data), new Uint8Array(Float32Array.from({ length: 12 }, (_, i) => i + 1).buffer));
+  writeFileSync(join(dir, data), new Uint8Array(Float32Array.from({ length: 48 }, (_, i) => i + 1).buffer));
   return dir;
 }
 

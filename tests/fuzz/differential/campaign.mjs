@@ -1,10 +1,10 @@
 // A campaign: models from consecutive seeds, each checked (check.mjs); on a finding the model is
-// minimized (minimize.mjs) and written as <dir>/<seed>-<mode>-<kind>.onnx with a .json saying
-// what differs. Findings with the same mode, kind and ops after minimizing are written once.
+// minimized (minimize.mjs) and written as <dir>/<seed>-<mode>-<kind>.onnx (and its .data when
+// the model keeps external data) with a .json saying what differs. Findings with the same mode, kind and ops after minimizing are written once.
 // A share of the seeds (option qdq) are QDQ models (gen-qdq.mjs), checked in QDQ_MODES; the
 // others are gen.mjs models, checked in MODES.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { buildModel } from '../../node/onnx-builder.mjs';
 import { ALL_MODES, checkModel, MODES, QDQ_MODES, signature } from './check.mjs';
 import { generate } from './gen.mjs';
@@ -28,9 +28,40 @@ export function isQdqSeed(s, qdq) {
 /** The spec of seed `s`. */
 export const specOf = (s, { qdq = 0, without = [] } = {}) => (isQdqSeed(s, qdq) ? generateQdq(s, { without }) : generate(s, { without }));
 
+/**
+ * The model of a spec as files: {bytes, files} (files: {location: Uint8Array} of its external
+ * data, or null). With spec.external (gen.mjs externalOf) every initializer of at least
+ * `threshold` bytes (small shapes excepted) goes to one data file, `location`, at consecutive
+ * (unaligned) offsets.
+ */
+export function modelFiles(spec, location = 'weights.bin') {
+  if (!spec.external) return { bytes: buildModel(spec), files: null };
+  const parts = [];
+  let offset = 0;
+  const initializers = spec.initializers.map((t) => {
+    if (t.type === 'string' || t.external) return t;
+    const view = ArrayBuffer.isView(t.data) ? t.data : Float32Array.from(t.data);   // as buildModel writes it
+    // Small tensors stay inline, as onnxfold writes them (int32/int64 under 1 KiB: shapes, axes;
+    // others under 64 bytes: Resize scales, Range bounds): ONNX Runtime's shape inference reads
+    // them at load and cannot from external data.
+    const integer = t.type === 'int64' || t.type === 'int32';
+    if (view.byteLength < Math.max(spec.external.threshold, integer ? 1024 : 64)) return t;
+    parts.push(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    const external = { location, offset, length: view.byteLength };
+    offset += view.byteLength;
+    return { name: t.name, type: t.type, dims: t.dims, external };
+  });
+  if (!parts.length) return { bytes: buildModel(spec), files: null };
+  const data = new Uint8Array(offset);
+  let o = 0;
+  for (const p of parts) { data.set(p, o); o += p.length; }
+  return { bytes: buildModel({ ...spec, initializers }), files: { [location]: data } };
+}
+
 /** Check the model of one spec; the result of checkModel. */
 export async function checkSpec(spec, modes = ALL_MODES) {
-  return checkModel(buildModel(spec), optionsOf(spec, modesFor(spec, modes)));
+  const { bytes, files } = modelFiles(spec);
+  return checkModel(bytes, { ...optionsOf(spec, modesFor(spec, modes)), files, outThreshold: spec.external?.outThreshold ?? null });
 }
 
 // JSON for a spec: typed arrays as plain arrays (int64 as strings).
@@ -132,8 +163,10 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
     if (findingsDir) {
       mkdirSync(findingsDir, { recursive: true });
       const base = join(findingsDir, `${s}-${first.mode}-${first.kind}`);
-      writeFileSync(`${base}.onnx`, buildModel(small));
-      writeFileSync(`${base}.json`, `${JSON.stringify({ ...finding, status: 'open',
+      const { bytes, files } = modelFiles(small, `${basename(base)}.data`);
+      writeFileSync(`${base}.onnx`, bytes);
+      for (const [location, data] of Object.entries(files ?? {})) writeFileSync(join(findingsDir, location), data);
+      writeFileSync(`${base}.json`, `${JSON.stringify({ ...finding, status: 'open', externalFiles: Object.keys(files ?? {}),
         replay: `node tests/fuzz/differential/run.mjs --replay ${base}.onnx`, spec: specJson(small) }, null, 1)}\n`);
     }
   }
@@ -147,8 +180,11 @@ export async function runCampaign({ seed = 1, count = 100, minutes = Infinity, m
 export async function replay(path) {
   const json = path.replace(/\.onnx$/, '.json');
   const meta = existsSync(json) ? JSON.parse(readFileSync(json, 'utf8')) : {};
+  const files = meta.externalFiles?.length
+    ? Object.fromEntries(meta.externalFiles.map((f) => [f, new Uint8Array(readFileSync(join(dirname(path), f)))])) : null;
   const r = await checkModel(new Uint8Array(readFileSync(path)), {
     dims: meta.spec?.dims ?? { batch: 2 }, discontinuous: meta.spec?.discontinuous ?? false,
-    random: meta.spec?.random ?? false, quant: meta.spec?.quant ?? false });
+    random: meta.spec?.random ?? false, quant: meta.spec?.quant ?? false, files,
+    outThreshold: meta.spec?.external?.outThreshold ?? null });
   return { meta, ...r };
 }

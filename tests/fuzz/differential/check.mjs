@@ -57,6 +57,9 @@
 // inputs and each node's output, stored in float16): an InstanceNormalization of three nearly
 // equal values divides their float16 rounding by a tiny deviation, a Sin of -100 in float16 is
 // off by two of its 0.06 steps, and any conversion does the same.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs, mulberry32 } from '../../node/oracle.mjs';
@@ -92,7 +95,22 @@ const SEED = 1;
 // ORT may run on the initializers inside the bytes it was given, and training-mode
 // BatchNormalization writes its running mean and var into its inputs (outputs alias inputs):
 // each session gets its own copy, so no run changes the model another session or onnxfold reads.
-export const createSession = (bytes) => ort.InferenceSession.create(bytes.slice(), SESSION);
+// A model with external data ({location: bytes}) is written to a folder of its own and loaded
+// from there (ORT reads the data while it creates the session).
+export async function createSession(bytes, files = null) {
+  if (!files || !Object.keys(files).length) return ort.InferenceSession.create(bytes.slice(), SESSION);
+  const dir = mkdtempSync(join(tmpdir(), 'onnxfold-differential-'));
+  try {
+    writeFileSync(join(dir, 'model.onnx'), bytes);
+    for (const [location, data] of Object.entries(files)) {
+      if (basename(location) !== location) throw new Error(`external data location '${location}' is not a file name`);
+      writeFileSync(join(dir, location), data);
+    }
+    return await ort.InferenceSession.create(join(dir, 'model.onnx'), SESSION);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 // A runtime refusal that is ONNX Runtime's own gap (an op or type it has no kernel for) or its
 // own internal error (its memory planner reusing a buffer of another shape; an outer value freed
@@ -124,8 +142,8 @@ function float16Compare(name, e, a) {
   return { ...compareTensors(name, as(e, exp), as(a, act), tolerance), tolerance, elements };
 }
 
-async function runModel(bytes, feeds) {
-  const s = await createSession(bytes);
+async function runModel(bytes, feeds, files = null) {
+  const s = await createSession(bytes, files);
   try {
     const own = Object.fromEntries(s.inputNames.filter((n) => Object.hasOwn(feeds, n)).map((n) => [n, feeds[n]]));
     const missing = s.inputNames.filter((n) => !Object.hasOwn(feeds, n));
@@ -138,18 +156,24 @@ async function runModel(bytes, feeds) {
 
 const toBytes = async (m) => (m instanceof Uint8Array ? m : new Uint8Array(await m.arrayBuffer()));
 
-// What onnxfold makes of the model in `mode`: {bytes} | {prep, main} | {refused} | {crash}.
-async function transform(bytes, mode) {
+// What onnxfold makes of the model in `mode`: {bytes, files} | {prep, main} | {refused} |
+// {crash}. `files`: the model's external data ({location: bytes}) in and out; `outThreshold`:
+// write the result's initializers of at least that many bytes as external data.
+async function transform(bytes, mode, files = null, outThreshold = null) {
+  const io = { output: 'bytes', ...(files ? { externalData: files } : {}) };
   try {
     if (mode === 'split') {
-      const r = await splitConstants(bytes, { output: 'bytes' });
+      const r = await splitConstants(bytes, io);
       // Nothing to split is a result: prep is empty (ORT loads no empty graph), main the model.
       return { prep: r.report.nothing_to_split ? null : await toBytes(r.prep), main: await toBytes(r.main) };
     }
     const options = { float16: { float16: true }, outline: { passes: ['outline-functions'], extra: { 'outline-functions.depth': '2' } },
       inline: { passes: ['inline-functions'] } }[mode] ?? (mode.startsWith('quant-') ? { quant: mode.slice(6) } : {});
-    const r = await optimize(bytes, { output: 'bytes', ...options });
-    return { bytes: await toBytes(r.model) };
+    const out = outThreshold === null ? {} : { externalDataThreshold: outThreshold, externalDataLocation: 'result.data' };
+    const r = await optimize(bytes, { ...io, ...out, ...options });
+    const written = {};
+    for (const [location, data] of Object.entries(r.externalData ?? {})) written[location] = await toBytes(data);
+    return { bytes: await toBytes(r.model), files: Object.keys(written).length ? written : null };
   } catch (e) {
     if (e instanceof OnnxfoldError) return { refused: e.message };
     return { crash: `${e?.name ?? typeof e}: ${e?.message ?? String(e)}` };
@@ -409,7 +433,7 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = nu
 // false), or its float constants and float32 inputs by half a float16 ulp, 2^-12 of their value,
 // what storing them in float16 does (float16: true): per output, the largest move of each
 // element over the PERTURBATIONS runs; null when it cannot be measured.
-async function sensitivity(bytes, feeds, names, expected, float16 = false) {
+async function sensitivity(bytes, feeds, names, expected, float16 = false, files = null) {
   const moves = Object.fromEntries(names.map((n) => [n, new Float64Array(expected[n].data.length)]));
   for (const [seed, mirror] of PERTURBATIONS) {
     const { bytes: b, count } = perturbConstants(bytes, seed, mirror, float16 ? 2 ** 11 : 1);
@@ -423,7 +447,7 @@ async function sensitivity(bytes, feeds, names, expected, float16 = false) {
     }
     let s;
     try {
-      s = await createSession(b);
+      s = await createSession(b, files);
       const out = await s.run(Object.fromEntries(s.inputNames.map((n) => [n, moved[n]])));
       for (const n of names) {
         const e = numbers(expected[n]);
@@ -449,12 +473,12 @@ async function sensitivity(bytes, feeds, names, expected, float16 = false) {
 
 // The outputs of the original with every float32 value stored in float16 (float16-reference.mjs)
 // on the same inputs rounded to float16; null when there is no such reference or ORT cannot run it.
-async function roundedOutputs(bytes, feeds) {
-  const r = await float16Reference(bytes);
+async function roundedOutputs(bytes, feeds, files) {
+  const r = await float16Reference(bytes, files);
   if (!r) return null;
   let s;
   try {
-    s = await createSession(r.bytes);
+    s = await createSession(r.bytes, r.files);
     const moved = r.feeds(feeds);
     return await s.run(Object.fromEntries(s.inputNames.map((n) => [n, moved[n]])));
   } catch {
@@ -468,11 +492,13 @@ async function roundedOutputs(bytes, feeds) {
  * Check one model. Options: dims (symbolic dim sizes), discontinuous (skip the float16 compare),
  * random (run the original more often), quant (a QDQ model: the QDQ tolerance and references),
  * modes (default MODES, QDQ_MODES for a QDQ model), transform (the checker's own tests: what
- * stands for onnxfold, async (bytes, mode) -> {bytes} | {refused} | {crash}).
+ * stands for onnxfold, async (bytes, mode) -> {bytes} | {refused} | {crash}), files (the model's
+ * external data, {location: bytes}), outThreshold (results keep initializers of at least that
+ * many bytes as external data; null: onnxfold's default).
  * Returns {status, refused: {mode: message}, findings, illConditioned, note, quant}.
  */
 export async function checkModel(bytes, { dims = {}, discontinuous = false, random = false, quant = false,
-  modes = quant ? QDQ_MODES : MODES, transform: transformOf = transform } = {}) {
+  modes = quant ? QDQ_MODES : MODES, transform: transformOf = transform, files = null, outThreshold = null } = {}) {
   // The generator's flag says a random op was emitted; a minimized model may have lost it.
   random = random && RANDOM_OP.test(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1'));
   const out = { status: 'ok', refused: {}, findings: [], illConditioned: [], note: '', quant: null };
@@ -482,7 +508,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
   let origError = null;
   let ortGap = false;
   try {
-    orig = await createSession(bytes);
+    orig = await createSession(bytes, files);
   } catch (e) {
     out.status = 'skipped';
     out.note = `ORT cannot load the original: ${ortMessage(e)}`;
@@ -549,7 +575,7 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
   for (const mode of modes) {
     if (origError && mode !== 'default') continue;
     if (mode === 'float16' && discontinuous) continue;
-    const t = await transformOf(bytes, mode);
+    const t = await transformOf(bytes, mode, files, outThreshold);
     if (t.refused) { out.refused[mode] = t.refused; continue; }
     if (t.crash) { out.findings.push({ mode, kind: 'crash', message: t.crash }); continue; }
     let main;
@@ -559,13 +585,13 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         // ORT computes the constant graph (prep), main gets its values by name.
         let values = {};
         if (t.prep) {
-          const prep = await runModel(t.prep, {});
+          const prep = await runModel(t.prep, {}, files);
           try { values = await prep.run(); } finally { await prep.session.release(); }
         }
         runFeeds = { ...feeds, ...values };
-        main = await runModel(t.main, runFeeds);
+        main = await runModel(t.main, runFeeds, files);
       } else {
-        main = await runModel(t.bytes, feeds);
+        main = await runModel(t.bytes, feeds, t.files);
       }
     } catch (e) {
       if (!origError) out.findings.push({ mode, kind: 'load', message: `ORT cannot load the result: ${ortMessage(e)}` });
@@ -596,13 +622,13 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
         if (conditioned) {
           const f16 = conditioned === 'float16';
           const key = f16 ? 'float16' : 'float32';
-          if (!Object.hasOwn(sensitivities, key)) sensitivities[key] = await sensitivity(bytes, feeds, names, expected, f16);
+          if (!Object.hasOwn(sensitivities, key)) sensitivities[key] = await sensitivity(bytes, feeds, names, expected, f16, files);
           const m = sensitivities[key]?.[output];
           let left = elements.filter(({ i, d }) => !(m && m[i] >= d));
           let stored = 0;
           if (left.length && f16) {
             // What float16 storage of the intermediate values loses (the rounded reference).
-            if (rounded === undefined) rounded = await roundedOutputs(bytes, feeds);
+            if (rounded === undefined) rounded = await roundedOutputs(bytes, feeds, files);
             const r = rounded?.[output];
             if (r) {
               const far = new Set(float16Compare(output, r, actual[output]).elements.map(({ i }) => i));

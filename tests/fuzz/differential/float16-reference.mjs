@@ -5,10 +5,12 @@
 // saturation, a float32-only op fed float16) stays as far from this reference as from the
 // original.
 //
-//   const r = await float16Reference(bytes);   // null when the model's types cannot be inferred
+//   const r = await float16Reference(bytes, files);   // null when the model's types cannot be inferred
 //   r.bytes       the rounded model: a Cast to float16 and back after every float32 node output
 //                 (every graph and subgraph; local functions inlined first), float32 constants
 //                 rounded in place
+//   r.files       its external data ({location: bytes}, as the model's own: constants kept
+//                 there are not rounded), or null
 //   r.feeds(f)    the feeds with their float32 tensors rounded
 //
 // The types come from onnxfold's own inference (inline-functions, infer-shapes): they only say
@@ -131,11 +133,16 @@ function roundAttribute(b, s, e, counter) {
  * The original with every float32 value stored in float16 (see the top of this file), or null
  * when onnxfold cannot type it (it refuses the model).
  */
-export async function float16Reference(bytes) {
+export async function float16Reference(bytes, files = null) {
   let typed;
+  let external = null;
   try {
-    const r = await optimize(bytes, { output: 'bytes', passes: ['inline-functions', 'infer-shapes'] });
+    const r = await optimize(bytes, { output: 'bytes', passes: ['inline-functions', 'infer-shapes'], ...(files ? { externalData: files } : {}) });
     typed = r.model instanceof Uint8Array ? r.model : new Uint8Array(await r.model.arrayBuffer());
+    for (const [location, data] of Object.entries(r.externalData ?? {})) {
+      external ??= {};
+      external[location] = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
+    }
   } catch (e) {
     if (e instanceof OnnxfoldError) return null;
     throw e;
@@ -154,5 +161,5 @@ export async function float16Reference(bytes) {
   }
   const feeds = (fs) => Object.fromEntries(Object.entries(fs).map(([k, t]) => [k, t.type !== 'float32' ? t
     : new ort.Tensor('float32', Float32Array.from(t.data, roundToHalf), t.dims)]));
-  return { bytes: concat(parts), feeds };
+  return { bytes: concat(parts), files: external, feeds };
 }

@@ -24,7 +24,8 @@
 // chains, Shape -> Gather -> Reshape, Conv with BatchNormalization/Mul/Add after it, MatMul + Add,
 // Gemm, pooling, Resize, reductions, normalizations, QDQ, If/Loop/Scan bodies and a local
 // function with an attribute reference; weights are initializers, Constant nodes, or
-// initializers that are also graph inputs.
+// initializers that are also graph inputs, and a fifth of the models keep their initializers in
+// an external data file (spec.external, externalOf; campaign.mjs modelFiles writes it).
 
 import { mulberry32 } from '../../node/oracle.mjs';
 import { toHalfBits } from '../../../web/src/verify-core.js';
@@ -1131,7 +1132,7 @@ function pickEmitter(g) {
 }
 
 /** What `without` can leave out besides emitter names: forms with an open finding. */
-export const FEATURES = ['bn-training-9-13', 'function-constant', 'shared-node-names'];
+export const FEATURES = ['bn-training-9-13', 'function-constant', 'shared-node-names', 'external-data'];
 export const EMITTERS = Object.keys(emitters);
 
 /**
@@ -1188,5 +1189,18 @@ export function generate(seed, opts = {}) {
     ops: [...g.ops].sort(),
     discontinuous: g.discontinuous,
     random: g.random,
+    external: g.without.has('external-data') ? null : externalOf(seed),
   };
+}
+
+/**
+ * How a fifth of the models keep their weights: in an external data file (initializers of at
+ * least `threshold` bytes, ONNX external data), and for half of those onnxfold writes its output
+ * with external data too (`outThreshold`); null: inline. Drawn from its own stream of the seed,
+ * so the model itself is the same either way.
+ */
+export function externalOf(seed) {
+  const rand = mulberry32((seed ^ 0x5ca1ab1e) >>> 0);
+  if (rand() >= 0.2) return null;
+  return { threshold: [4, 16, 64][Math.floor(rand() * 3)], outThreshold: rand() < 0.5 ? [4, 64][Math.floor(rand() * 2)] : null };
 }
