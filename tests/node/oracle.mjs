@@ -9,12 +9,10 @@
 // Initializers that are also graph inputs are not listed by ORT and keep their stored values.
 
 import ort from 'onnxruntime-node';
-// The input rules are the page's (web/src/verify-core.js): one generator for both.
-import { halfToNumber, makeTensor, mulberry32, resolveDim } from '../../web/src/verify-core.js';
+// The input rules and the comparison are the page's (web/src/verify-core.js): one of each.
+import { compareTensors, makeTensor, mulberry32, resolveDim } from '../../web/src/verify-core.js';
 
-export { mulberry32 };
-
-const FLOAT_TYPES = new Set(['float32', 'float64', 'float16']);
+export { compareTensors, mulberry32 };
 
 /**
  * Build seeded random inputs from an InferenceSession's input metadata.
@@ -37,77 +35,6 @@ export function makeInputs(session, { seed = 1, dimValue = 2, dims, inputs } = {
   return feeds;
 }
 
-function toNumber(v) {
-  return typeof v === 'bigint' ? Number(v) : v;
-}
-
-// float16 tensors come back as raw bits in a Uint16Array unless the runtime has Float16Array.
-function elements(t) {
-  if (t.type === 'float16' && t.data instanceof Uint16Array) return Array.from(t.data, halfToNumber);
-  return t.data;
-}
-
-function indexToCoord(index, dims) {
-  const coord = new Array(dims.length).fill(0);
-  for (let i = dims.length - 1; i >= 0; i--) {
-    coord[i] = index % dims[i];
-    index = Math.floor(index / dims[i]);
-  }
-  return coord;
-}
-
-/** Compare one output tensor (actual = optimized, expected = original). */
-export function compareTensors(name, expected, actual, { rtol = 1e-3, atol = 1e-4 } = {}) {
-  const res = { name, dtype: expected.type, dims: [...expected.dims], maxAbsDiff: 0, maxRelDiff: 0,
-    mismatches: 0, size: expected.size, worst: null, error: null };
-  if (actual.type !== expected.type) {
-    res.error = `dtype differs: original ${expected.type}, optimized ${actual.type}`;
-    return res;
-  }
-  const sameDims = actual.dims.length === expected.dims.length &&
-    actual.dims.every((d, i) => d === expected.dims[i]);
-  if (!sameDims) {
-    res.error = `shape differs: original [${expected.dims}], optimized [${actual.dims}]`;
-    return res;
-  }
-  const exact = !FLOAT_TYPES.has(expected.type);
-  const a = elements(actual);
-  const b = elements(expected);
-  let worstScore = -1;
-  for (let i = 0; i < b.length; i++) {
-    const x = toNumber(a[i]);
-    const y = toNumber(b[i]);
-    let bad;
-    let abs;
-    let rel;
-    if (exact) {
-      bad = a[i] !== b[i];  // bigint/int/bool/string: compare the raw values (no precision loss)
-      abs = !bad ? 0 : typeof x === 'number' && typeof y === 'number' ? Math.abs(x - y) : Infinity;
-      rel = !bad ? 0 : y ? abs / Math.abs(y) : Infinity;
-    } else if (x === y || (Number.isNaN(x) && Number.isNaN(y))) {
-      abs = 0; rel = 0; bad = false;
-    } else if (!Number.isFinite(x) || !Number.isFinite(y)) {
-      abs = Infinity; rel = Infinity; bad = true;     // NaN vs number, inf vs finite or -inf
-    } else {
-      abs = Math.abs(x - y);
-      rel = y !== 0 ? abs / Math.abs(y) : Infinity;
-      bad = !(abs <= atol + rtol * Math.abs(y));
-    }
-    if (abs > res.maxAbsDiff) res.maxAbsDiff = abs;
-    if (rel > res.maxRelDiff) res.maxRelDiff = rel;
-    if (bad) {
-      res.mismatches++;
-      // "worst" = largest excess over the allowed tolerance
-      const score = exact ? abs : abs - (atol + rtol * Math.abs(y));
-      if (score > worstScore || Number.isNaN(score)) {
-        worstScore = score;
-        res.worst = { index: i, coord: indexToCoord(i, res.dims), expected: y, actual: x };
-      }
-    }
-  }
-  return res;
-}
-
 function fmt(v) {
   if (typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v)) return v.toPrecision(6);
   return String(v);
@@ -115,7 +42,7 @@ function fmt(v) {
 
 function describe(o) {
   if (o.error) return `output '${o.name}': ${o.error}`;
-  let s = `output '${o.name}' [${o.dims}] ${o.dtype}: ${o.mismatches}/${o.size} elements differ` +
+  let s = `output '${o.name}' [${o.dims}] ${o.type}: ${o.mismatches}/${o.size} elements differ` +
     ` (maxAbsDiff ${fmt(o.maxAbsDiff)}, maxRelDiff ${fmt(o.maxRelDiff)})`;
   if (o.worst) {
     s += `; worst at [${o.worst.coord}] (flat ${o.worst.index}): original ${fmt(o.worst.expected)},` +
@@ -138,7 +65,7 @@ async function openSession(path, sessionOptions) {
  * Options: seed, dimValue (size of symbolic dims), dims ({dimName: size}), rtol, atol,
  *          inputs ({name: ort.Tensor | {type, data, dims}}), sessionOptions (extra ORT options),
  *          checkDeterminism (default true: run the original twice to detect stochastic outputs).
- * Returns {ok, outputs: [{name, dtype, dims, maxAbsDiff, maxRelDiff, mismatches, size, worst, error,
+ * Returns {ok, outputs: [{name, type, dims, maxAbsDiff, maxRelDiff, mismatches, size, worst, error,
  *          nondeterministic?}], message}.
  * Throws only if the ORIGINAL model cannot be loaded or run (the oracle then has no reference).
  */

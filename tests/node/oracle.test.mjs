@@ -149,7 +149,7 @@ test('hand-built model: renamed output, extra input and dtype change fail', asyn
   }));
   r = await compareModels(a, asDouble);
   assert.equal(r.ok, false);
-  assert.match(r.message, /dtype differs: original float32, optimized float64/);
+  assert.match(r.message, /type differs: original float32, optimized float64/);
 });
 
 test('hand-built model: NaN equals NaN, NaN vs number differs', async () => {

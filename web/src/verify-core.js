@@ -147,13 +147,24 @@ function elements(t) {
   return t.data;
 }
 
+function indexToCoord(index, dims) {
+  const coord = new Array(dims.length).fill(0);
+  for (let i = dims.length - 1; i >= 0; i--) {
+    coord[i] = index % dims[i];
+    index = Math.floor(index / dims[i]);
+  }
+  return coord;
+}
+
 /**
  * One output, original (`expected`) against optimized (`actual`): { name, type, dims, size,
- * maxAbsDiff, maxRelDiff, mismatches, error }. Integer, bool and string outputs must match exactly.
+ * maxAbsDiff, maxRelDiff, mismatches, worst: {index, coord, expected, actual} (the element
+ * farthest past the tolerance) or null, error }. Integer, bool and string outputs must match
+ * exactly. The one comparison of the page, its worker and the tests' oracle.
  */
 export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, atol = DEFAULTS.atol } = {}) {
   const res = { name, type: expected.type, dims: [...expected.dims], size: expected.size,
-    maxAbsDiff: 0, maxRelDiff: 0, mismatches: 0, error: null };
+    maxAbsDiff: 0, maxRelDiff: 0, mismatches: 0, worst: null, error: null };
   if (actual.type !== expected.type) {
     res.error = `type differs: original ${expected.type}, optimized ${actual.type}`;
     return res;
@@ -165,36 +176,40 @@ export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, a
   const exact = !FLOAT_TYPES.has(expected.type);
   const a = elements(actual);
   const b = elements(expected);
+  let worstScore = -1;
   for (let i = 0; i < b.length; i++) {
     let abs;
     let rel;
     let bad;
+    const x = typeof a[i] === 'bigint' ? Number(a[i]) : a[i];
+    const y = typeof b[i] === 'bigint' ? Number(b[i]) : b[i];
     if (exact) {
-      bad = a[i] !== b[i];
-      const x = Number(a[i]);
-      const y = Number(b[i]);
-      abs = !bad ? 0 : Number.isFinite(x - y) ? Math.abs(x - y) : Infinity;
+      bad = a[i] !== b[i];   // bigint/int/bool/string: the raw values (no precision loss)
+      abs = !bad ? 0 : typeof x === 'number' && typeof y === 'number' && Number.isFinite(x - y) ? Math.abs(x - y) : Infinity;
       rel = !bad ? 0 : y ? abs / Math.abs(y) : Infinity;
+    } else if (x === y || (Number.isNaN(x) && Number.isNaN(y))) {
+      abs = 0;
+      rel = 0;
+      bad = false;
+    } else if (!Number.isFinite(x) || !Number.isFinite(y)) {
+      abs = Infinity;   // NaN against a number, an infinity against a finite value or the other one
+      rel = Infinity;
+      bad = true;
     } else {
-      const x = a[i];
-      const y = b[i];
-      if (x === y || (Number.isNaN(x) && Number.isNaN(y))) {
-        abs = 0;
-        rel = 0;
-        bad = false;
-      } else if (!Number.isFinite(x) || !Number.isFinite(y)) {
-        abs = Infinity;
-        rel = Infinity;
-        bad = true;
-      } else {
-        abs = Math.abs(x - y);
-        rel = y !== 0 ? abs / Math.abs(y) : Infinity;
-        bad = !(abs <= atol + rtol * Math.abs(y));
-      }
+      abs = Math.abs(x - y);
+      rel = y !== 0 ? abs / Math.abs(y) : Infinity;
+      bad = !(abs <= atol + rtol * Math.abs(y));
     }
     if (abs > res.maxAbsDiff) res.maxAbsDiff = abs;
     if (rel > res.maxRelDiff) res.maxRelDiff = rel;
-    if (bad) res.mismatches++;
+    if (bad) {
+      res.mismatches++;
+      const score = exact ? abs : abs - (atol + rtol * Math.abs(y));   // the excess over the tolerance
+      if (score > worstScore || Number.isNaN(score)) {
+        worstScore = score;
+        res.worst = { index: i, coord: indexToCoord(i, res.dims), expected: y, actual: x };
+      }
+    }
   }
   return res;
 }

@@ -381,7 +381,7 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = nu
       if (c.error) bad.push({ kind: 'mismatch', message: `output '${n}': ${c.error}` });
       else if (c.mismatches) {
         const w = c.worst;
-        const message = `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
+        const message = `output '${n}' ${c.type}[${c.dims}]: ${c.mismatches}/${c.size} elements differ, ` +
           `max |diff| ${c.maxAbsDiff.toPrecision(4)}; at [${w.coord}] original ${w.expected}, result ${w.actual}`;
         // The elements past the tolerance, for the float16 conditioning check.
         const els = c.elements;
@@ -398,7 +398,7 @@ function compareOutputs(mode, names, expected, actual, actual2, nondet, ref = nu
         if (!c.mismatches) continue;
         // An integer computed from floats (a Cast, an ArgMax) is as conditioned as they are.
         const els = e.type === 'bool' || e.type === 'string' ? [] : badElements(e, a, () => 0);
-        const message = `output '${n}' ${c.dtype}[${c.dims}]: ${c.mismatches}/${c.size} elements differ` +
+        const message = `output '${n}' ${c.type}[${c.dims}]: ${c.mismatches}/${c.size} elements differ` +
           (els.length ? `, max |diff| ${Math.max(...els.map((x) => x.d))}` : '');
         bad.push(els.length ? { kind: 'mismatch', conditioned: true, output: n, elements: els, message } : { kind: 'mismatch', message });
         continue;
