@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -34,7 +35,8 @@ struct Weight {
   int offset = 0;
 };
 
-// Weights w<i> of float[4], external at (location, offset). Unless `fold`, each is added to
+// Weights w<i> of float[16] (64 bytes: smaller tensors stay inline in outputs, writer.h
+// kInlineBytes), external at (location, offset). Unless `fold`, each is added to
 // the input x (y<i> = Add(x, w<i>): nothing folds, every weight stays); with `fold`, the one
 // output is their Sum (folded into one weight, so every weight is read).
 std::string modelWithExternalWeights(const std::vector<Weight>& weights, bool fold = false) {
@@ -43,23 +45,34 @@ std::string modelWithExternalWeights(const std::vector<Weight>& weights, bool fo
   for (size_t i = 0; i < weights.size(); ++i) {
     const std::string w = "w" + std::to_string(i), offset = std::to_string(weights[i].offset);
     g.initializers.push_back(
-        pb::externalTensor(w, 1, {4}, weights[i].location.c_str(), offset.c_str(), "16"));
+        pb::externalTensor(w, 1, {16}, weights[i].location.c_str(), offset.c_str(), "64"));
     all.push_back(w);
     if (!fold) {
       g.nodes.push_back(pb::node({"x", w}, {"y" + w}, "Add", "add" + w));
-      g.outputs.push_back(pb::valueInfo("y" + w, 1, {4}));
+      g.outputs.push_back(pb::valueInfo("y" + w, 1, {16}));
     }
   }
   if (fold) {
     g.nodes = {pb::node(all, {"y"}, "Sum", "sum")};
-    g.outputs = {pb::valueInfo("y", 1, {4})};
+    g.outputs = {pb::valueInfo("y", 1, {16})};
   } else {
-    g.inputs = {pb::valueInfo("x", 1, {4})};
+    g.inputs = {pb::valueInfo("x", 1, {16})};
   }
   return pb::model(pb::graph(g));
 }
 
-const std::string kWeight = proto_test::le<float>({1, 2, 3, 4});
+// `count` floats 1, 2, 3, ... as little-endian bytes.
+std::string weightBytes(int count) {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    const float v = static_cast<float>(i + 1);
+    char b[4];
+    std::memcpy(b, &v, 4);
+    out.append(b, 4);
+  }
+  return out;
+}
+const std::string kWeight = weightBytes(16);
 
 // A fresh folder holding m.onnx, whose three (different) weights are in m.onnx.data.
 class FileIO : public ::testing::Test {
@@ -69,8 +82,8 @@ class FileIO : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     spit(path("m.onnx"),
-         modelWithExternalWeights({{"m.onnx.data", 0}, {"m.onnx.data", 16}, {"m.onnx.data", 32}}));
-    spit(path("m.onnx.data"), proto_test::le<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+         modelWithExternalWeights({{"m.onnx.data", 0}, {"m.onnx.data", 64}, {"m.onnx.data", 128}}));
+    spit(path("m.onnx.data"), weightBytes(48));
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
@@ -170,7 +183,7 @@ TEST_F(FileIO, AFailedRunLeavesNothingBehind) {
   // A data chunk's name is a folder: found when the writer gets to it, after the first chunk.
   ASSERT_EQ(::mkdir(path("o.onnx.data.1").c_str(), 0755), 0);
   Options chunks = allExternal();
-  chunks.external_data_file_limit = 16;  // one weight per file
+  chunks.external_data_file_limit = 64;  // one weight per file
   expectRefused([&] { optimizeFile(path("m.onnx"), path("o.onnx"), chunks); },
                 "external-data output '" + path("o.onnx.data.1") + "' is a directory");
   // The report's folder does not exist: refused before the model or its data is written.
@@ -181,7 +194,7 @@ TEST_F(FileIO, AFailedRunLeavesNothingBehind) {
 
 TEST_F(FileIO, ASuccessfulRunCommitsEverythingAndNoTemporaries) {
   Options chunks = allExternal();
-  chunks.external_data_file_limit = 16;
+  chunks.external_data_file_limit = 64;
   const Report r = optimizeFile(path("m.onnx"), path("o.onnx"), chunks, path("r.json"));
   ASSERT_EQ(r.external_files.size(), 3u);
   std::vector<std::string> names;

@@ -96,7 +96,7 @@ TEST(SourceRange, FilesLargerThanTheAddressSpaceAreAddressedWith64BitOffsets) {
   ReadOptions ro;
   ro.open_external = [&](const std::string&) { return src; };
   test::ModelBuilder b;
-  Tensor t(DataType::kFloat, {4}, rangeOf(src, at, 16));
+  Tensor t(DataType::kFloat, {16}, rangeOf(src, at, 64));  // 64 bytes: written externally
   t.name = "w";
   Value* w = b.initializer(std::move(t));
   b.output(b.op("Neg", {w}));
@@ -117,8 +117,8 @@ TEST(SourceRange, FilesLargerThanTheAddressSpaceAreAddressedWith64BitOffsets) {
   };
   StringSink model;
   writeModel(*m, model, wo);
-  ASSERT_EQ(data.size(), 16u);
-  for (size_t i = 0; i < 16; ++i)
+  ASSERT_EQ(data.size(), 64u);
+  for (size_t i = 0; i < 64; ++i)
     EXPECT_EQ(static_cast<uint8_t>(data[i]), static_cast<uint8_t>(((at + i) * 31) >> 3));
 
   // A model whose tensor lies 4.5 GiB into its data file (an unresolved reference written
