@@ -335,7 +335,13 @@ AxisTaps axisTaps(const OpContext& ctx, const ResizeAttrs& a, const ResizePlan& 
   const double W = p.out_width[d];
   const auto L = static_cast<double>(in_len);
   const double sc = std::min(s, 1.0);  // antialias filter stretch
-  int64_t start = 0;                   // offset of the first tap from `base`
+  // align_corners divides by length_resized - 1: the spec's reference takes the unfloored
+  // width (in_len * scale), ONNX Runtime the output length; they differ when the width is not
+  // whole, and then neither value may become a constant.
+  if (a.coord == Coord::kAlignCorners && W != static_cast<double>(out_len))
+    ctx.unsupported("align_corners with a scaled width that is not whole (" + std::to_string(W) +
+                    "): runtimes divide by different lengths");
+  int64_t start = 0;  // offset of the first tap from `base`
   // floor(-reach / sc) + 1; a tiny scale's filter would not convert, nor 2 - 2 * start fit.
   auto firstTap = [&](double reach) {
     const double f = std::floor(-reach / sc);
