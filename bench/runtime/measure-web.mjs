@@ -1,6 +1,6 @@
 // One model's variants in onnxruntime-web (wasm provider, one thread) in headless Chromium
 // (playwright-core, Debian's /usr/bin/chromium): the page bench/runtime/page/ runs the same
-// procedure as measure-node.mjs. The repository root is served, so the page reads
+// procedure as measure-node.mjs (timing.mjs). The repository root is served, so the page reads
 // onnxruntime-web from node_modules and the variants from build/runtime-bench.
 import { relative } from 'node:path';
 import { chromium } from 'playwright-core';

@@ -89,8 +89,8 @@ bool is8Bit(DataType t) {
   return t == DataType::kInt8 || t == DataType::kUint8;
 }
 
-bool qlinearTypesRun(DataType x, DataType w, DataType y) {
-  return is8Bit(x) && is8Bit(w) && y == x && (x == DataType::kUint8 || w == DataType::kInt8);
+bool qlinearTypesRun(DataType x, DataType y) {
+  return is8Bit(x) && y == x;
 }
 
 bool schemaTakes(const std::string& op, int64_t opset, size_t input, DataType t) {
@@ -267,7 +267,6 @@ QParams paramsIn(const QParams& w, DataType t) {
   QParams p = w;
   p.qtype = t;
   const int64_t shift = t == DataType::kUint8 ? 128 : -128;
-  if (p.zero_point.empty()) p.zero_point.assign(p.scale.size(), 0);
   for (int64_t& z : p.zero_point)
     z += shift;
   return p;
@@ -296,10 +295,8 @@ Value* weightZeroPoint(Rewriter& rw, const QParams& original, const QParams& p,
     return uniformOrSelf(rw, zeroPointValue(rw, original, base), p.zero_point, p.qtype,
                          base + "_zero_point");
   }
-  bool uniform = true;
-  for (int64_t z : p.zero_point)
-    uniform = uniform && z == p.zero_point.front();
-  if (uniform) return rw.constant(intTensor(p.qtype, {}, {p.zero_point.front()}), base + "_zp");
+  if (uniformZeroPoint(p))
+    return rw.constant(intTensor(p.qtype, {}, {p.zero_point.front()}), base + "_zp");
   return rw.constant(intTensor(p.qtype, p.scale_dims, p.zero_point), base + "_zp");
 }
 

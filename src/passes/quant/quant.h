@@ -39,11 +39,11 @@ bool sameParams(const QParams& a, const QParams& b);
 bool quantRange(DataType t, int64_t& lo, int64_t& hi);
 bool is8Bit(DataType t);
 // True when ONNX Runtime's CPU kernels implement QLinearConv / QLinearMatMul for
-// these quantized types of x (a), w (b) and y: x and y of one type, and an int8
-// x only with an int8 w (uint8/uint8, uint8/int8, int8/int8). The spec admits
-// every 8-bit combination, but a model with another one does not load there
-// ("Could not find an implementation"), so those take the integer form instead.
-bool qlinearTypesRun(DataType x, DataType w, DataType y);
+// these quantized types of x (a) and y, the weight written in x's type
+// (paramsIn): x and y of one 8-bit type. The spec admits every 8-bit
+// combination, but a model with another one does not load there ("Could not
+// find an implementation"), so those take the integer form instead.
+bool qlinearTypesRun(DataType x, DataType y);
 // Integer ops take their two 8-bit operands in one signedness: a constant
 // weight of the other type is shifted by 128 into the activation's type, its
 // zero points too (every wq - zw, so every product, is unchanged). Why: ONNX

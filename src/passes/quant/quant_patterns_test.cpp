@@ -507,24 +507,20 @@ const Node* firstOp(const Model& m, const std::string& op) {
 // activation becomes uint8 (bytes with the top bit flipped, zero points + 128), and the
 // numbers do not move.
 TEST(QuantSignedness, Int8WeightsUnderUint8ActivationsBecomeUint8) {
-  for (const char* mode : {"qoperator", "integer"}) {
-    auto m = convModel(with([](ConvOpts& o) { o.out_q = false; }));
-    if (std::string(mode) == "qoperator") m = convModel({});
-    auto folded = convModel({});
-    runPasses(*folded, {"quant-fold-weights"});
-    const Tensor* int8_weight =
-        constantOf(firstOp(*folded, "Conv")->input(1)->producer()->input(0));
-    ASSERT_NE(int8_weight, nullptr);
-    ASSERT_EQ(int8_weight->dtype(), kI8);
-    EXPECT_LE(finalizeAndCompare(*m, mode, convInputs()),
-              (std::string(mode) == "qoperator" ? 0.05 * 1.0001 : kHalfBiasStep))
+  auto folded = convModel({});
+  runPasses(*folded, {"quant-fold-weights"});
+  const Tensor* int8_weight = constantOf(firstOp(*folded, "Conv")->input(1)->producer()->input(0));
+  ASSERT_NE(int8_weight, nullptr);
+  ASSERT_EQ(int8_weight->dtype(), kI8);
+  for (const bool qoperator : {true, false}) {
+    const char* mode = qoperator ? "qoperator" : "integer";
+    auto m = qoperator ? convModel({}) : convModel(with([](ConvOpts& o) { o.out_q = false; }));
+    EXPECT_LE(finalizeAndCompare(*m, mode, convInputs()), qoperator ? 0.05 * 1.0001 : kHalfBiasStep)
         << mode;
-    const Node* n = firstOp(*m, std::string(mode) == "qoperator" ? "QLinearConv" : "ConvInteger");
+    const Node* n = firstOp(*m, qoperator ? "QLinearConv" : "ConvInteger");
     ASSERT_NE(n, nullptr) << mode;
-    const size_t w_at = std::string(mode) == "qoperator" ? 3 : 1;
-    const size_t zw_at = std::string(mode) == "qoperator" ? 5 : 3;
-    const Tensor* w = constantOf(n->input(w_at));
-    const Tensor* zw = constantOf(n->input(zw_at));
+    const Tensor* w = constantOf(n->input(qoperator ? 3 : 1));
+    const Tensor* zw = constantOf(n->input(qoperator ? 5 : 3));
     ASSERT_TRUE(w != nullptr && zw != nullptr) << mode;
     EXPECT_EQ(w->dtype(), kU8) << mode;
     ASSERT_EQ(w->numElements(), int8_weight->numElements());
@@ -547,11 +543,12 @@ TEST(QuantSignedness, Int8WeightsUnderUint8ActivationsBecomeUint8) {
 
 TEST(QuantSignedness, MatMulWeightsFollowTheActivation) {
   for (DataType a_type : {kU8, kI8}) {
-    for (const char* mode : {"qoperator", "integer"}) {
+    for (const bool qoperator : {true, false}) {
+      const char* mode = qoperator ? "qoperator" : "integer";
       // The MatMul weight is int8 with zero point 3 (matmulModel).
-      auto m = matmulModel("MatMul", std::string(mode) == "qoperator", 1.0F, true, a_type);
+      auto m = matmulModel("MatMul", qoperator, 1.0F, true, a_type);
       EXPECT_LE(finalizeAndCompare(*m, mode, matmulInputs()), 0.02 * 1.0001) << mode;
-      const bool qlinear = std::string(mode) == "qoperator" && a_type == kU8;
+      const bool qlinear = qoperator && a_type == kU8;
       const Node* n = firstOp(*m, qlinear ? "QLinearMatMul" : "MatMulInteger");
       ASSERT_NE(n, nullptr) << mode;
       const Tensor* b = constantOf(n->input(qlinear ? 3 : 1));

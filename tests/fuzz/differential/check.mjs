@@ -171,9 +171,7 @@ async function transform(bytes, mode, files = null, outThreshold = null) {
       inline: { passes: ['inline-functions'] } }[mode] ?? (mode.startsWith('quant-') ? { quant: mode.slice(6) } : {});
     const out = outThreshold === null ? {} : { externalDataThreshold: outThreshold, externalDataLocation: 'result.data' };
     const r = await optimize(bytes, { ...io, ...out, ...options });
-    const written = {};
-    for (const [location, data] of Object.entries(r.externalData ?? {})) written[location] = await toBytes(data);
-    return { bytes: await toBytes(r.model), files: Object.keys(written).length ? written : null };
+    return { bytes: await toBytes(r.model), files: Object.keys(r.externalData).length ? r.externalData : null };
   } catch (e) {
     if (e instanceof OnnxfoldError) return { refused: e.message };
     return { crash: `${e?.name ?? typeof e}: ${e?.message ?? String(e)}` };
@@ -637,13 +635,14 @@ export async function checkModel(bytes, { dims = {}, discontinuous = false, rand
             }
           }
           if (!left.length) {
+            // Said of the worst element: by the conditioning when it explains it, else by the
+            // float16 reference.
             const w = elements.reduce((x, y) => (y.d > x.d ? y : x));
-            const moves = m && m[w.i] >= w.d;
-            out.illConditioned.push({ mode, ...f, message: `${f.message}; ` + (!stored || moves
+            out.illConditioned.push({ mode, ...f, message: `${f.message}; ` + (m && m[w.i] >= w.d
               ? `the original itself moves by ${m[w.i].toPrecision(4)} there ` +
                 (f16 ? 'when its constants and inputs move by half a float16 ulp' : 'when its constants move by one float32 ulp')
               : `within the float16 tolerance of the original computed with every float32 value stored in float16 ` +
-                `(${num(rounded[output].data[w.i])} there${stored < elements.length ? '; the other elements: the original moves as far when its constants and inputs move by half a float16 ulp' : ''})`) });
+                `(${numbers(rounded[output])[w.i]} there${stored < elements.length ? '; the other elements: the original moves as far when its constants and inputs move by half a float16 ulp' : ''})`) });
             continue;
           }
         }

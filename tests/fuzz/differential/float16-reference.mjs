@@ -135,20 +135,19 @@ function roundAttribute(b, s, e, counter) {
  */
 export async function float16Reference(bytes, files = null) {
   let typed;
-  let external = null;
+  let external;
   try {
+    // output 'bytes': the model and its external data as Uint8Arrays.
     const r = await optimize(bytes, { output: 'bytes', passes: ['inline-functions', 'infer-shapes'], ...(files ? { externalData: files } : {}) });
-    typed = r.model instanceof Uint8Array ? r.model : new Uint8Array(await r.model.arrayBuffer());
-    for (const [location, data] of Object.entries(r.externalData ?? {})) {
-      external ??= {};
-      external[location] = data instanceof Uint8Array ? data : new Uint8Array(await data.arrayBuffer());
-    }
+    typed = r.model;
+    external = Object.keys(r.externalData).length ? r.externalData : null;
   } catch (e) {
     if (e instanceof OnnxfoldError) return null;
     throw e;
   }
-  // Constants: rounded in place (raw_data and float_data of initializers, Constant values).
-  const b = typed.slice();
+  // Constants: rounded in place (raw_data and float_data of initializers, Constant values; the
+  // typed model is this function's own copy).
+  const b = typed;
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
   for (const { kind, start, end } of floatSpans(b)) {
     if (kind !== 'f32') continue;

@@ -38,7 +38,7 @@ class QLinearConvPattern : public RewritePattern {
     if (!qc) return false;
     const QuantConv& c = *qc;
     const QParams& y = *yq;
-    if (!qlinearTypesRun(c.x.qtype, c.x.qtype, y.qtype)) {
+    if (!qlinearTypesRun(c.x.qtype, y.qtype)) {
       return false;  // no runtime kernel for these types: the integer form takes it
     }
     // The weight in x's signedness (quant.h paramsIn: uint8 x int8 saturates on some CPUs).

@@ -44,7 +44,7 @@ class QLinearMatMulPattern : public RewritePattern {
     if (!a->perTensor() || !y->perTensor()) {
       return false;  // a or y is not quantized per tensor
     }
-    if (!qlinearTypesRun(a->qtype, a->qtype, y->qtype)) {
+    if (!qlinearTypesRun(a->qtype, y->qtype)) {
       return false;  // no runtime kernel for these types: the integer form takes it
     }
     if (b->qtype != a->qtype && constantOf(bdq->input(0)) == nullptr) {
