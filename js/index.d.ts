@@ -24,6 +24,8 @@ export interface Progress {
   pass: string;
   /** 0..1 over the whole job; never decreases. */
   fraction: number;
+  /** variants(): the dtype of the variant being made. */
+  variant?: string;
 }
 
 export interface OptimizeOptions {
@@ -72,6 +74,11 @@ export interface OptimizeOptions {
    * (ONNX Runtime Web and transformers.js load at most 2 GB per file). Default: no limit.
    */
   externalDataFileLimit?: number;
+  /**
+   * What joins the external-data file name and the number of a further file: '.' (default:
+   * `<location>.1`) or '_' (`<location>_1`, as transformers.js names them).
+   */
+  externalDataChunkSeparator?: string;
   /**
    * Fail (OnnxfoldError "memory limit of N MiB reached") rather than let the WebAssembly heap
    * grow past this many bytes. The report's `memory.peak_heap_bytes` gives what a run took.
@@ -354,7 +361,41 @@ export function optimize(bytes: Bytes, options?: OptimizeOptions): Promise<Optim
  * one of its data files) or another output is refused before anything is written, and the
  * outputs are renamed into place only once all were written (a failed call leaves nothing).
  */
-export function optimizeFile(inputPath: string, outputPath: string, options?: OptimizeOptions): Promise<OptimizeFileResult>;
+export function optimizeFile(inputPath: string, outputPath: string, options?: OptimizeFileOptions): Promise<OptimizeFileResult>;
+
+export interface OptimizeFileOptions extends OptimizeOptions {
+  /** Also write the JSON report to this file, as one of the call's outputs (checked and committed with them). */
+  report?: string;
+}
+
+/** A variant transformers.js loads, by its dtype ('fp32', 'fp16', ...). */
+export type VariantDtype = 'fp32' | 'fp16';
+
+export interface VariantsOptions extends OptimizeOptions {
+  /** Which variants (default: all), written in this order. */
+  dtypes?: VariantDtype[];
+  /** The model's file name without .onnx (default 'model'; variantsFile: the input's). */
+  name?: string;
+}
+
+export interface VariantRow {
+  dtype: VariantDtype;
+  /** The model file, e.g. 'model_fp16.onnx'; its external data, if any, is `<file>_data`, `_data_1`, ... */
+  file: string;
+  /** Model and external-data bytes together. */
+  bytes: number;
+  report: Report;
+}
+
+/**
+ * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...), each made by
+ * optimize() with the variant's options (float16, external data as `<file>_data`, `_data_1`,
+ * ... under 2 GB each) over the caller's. `onProgress` sees the whole job, with `variant`.
+ */
+export function variants(bytes: Bytes, options?: VariantsOptions): Promise<{ files: Record<string, Output>; variants: VariantRow[] }>;
+
+/** Node only: writes the variants of a model file into `outDir` (made if missing), each with optimizeFile. */
+export function variantsFile(inputPath: string, outDir: string, options?: VariantsOptions): Promise<{ variants: VariantRow[]; outputs: string[] }>;
 
 export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;
 
@@ -392,5 +433,8 @@ export interface OptionSpec {
 
 /** The options optimize takes, from the one table the CLI and the bindings use. */
 export function optionSchema(): Promise<OptionSpec[]>;
+
+/** The variants variants() can make, with the file name each has for the model name 'model'. */
+export function variantSchema(): Promise<{ dtype: VariantDtype; file: string; help: string }[]>;
 
 export function version(): Promise<string>;

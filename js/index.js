@@ -396,11 +396,12 @@ function fileOutput(M, sources, fs, path, plan, targets) {
         done += n;
       }
     },
-    commit() {
+    // `extra`: more [temporary, target] renames (the report), after the model.
+    commit(extra = []) {
       for (const f of open.values()) fs.closeSync(f.fd);
       // Data files first, the model last: a model never points at missing data.
       const entries = [...open.entries()].sort(([a], [b]) => (a === '') - (b === ''));
-      plan.commit(entries.map(([, f]) => [f.tmp, f.target]));
+      plan.commit([...entries.map(([, f]) => [f.tmp, f.target]), ...extra]);
     },
     discard() {
       for (const f of open.values()) {
@@ -692,13 +693,18 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const inFile = path.resolve(String(inputPath));
   const outFile = path.resolve(String(outputPath));
   const outDir = path.dirname(outFile);
-  const opts = { ...options };
+  const { report: reportPath, ...opts } = options ?? {};
+  if (reportPath !== undefined && typeof reportPath !== 'string') {
+    throw new TypeError('onnxfold: optimizeFile: options.report must be a file path');
+  }
   if (opts.externalDataLocation === undefined) opts.externalDataLocation = `${path.basename(outFile)}.data`;
   const json = await optionsJson(opts);
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
   const plan = writePlan(fs, path, 'optimizeFile');
   plan.addInput(inFile, 'input model');
   plan.addOutput(outFile, 'output');
+  const reportFile = reportPath && path.resolve(reportPath);
+  if (reportFile) plan.addOutput(reportFile, 'report');
   if (opts.reuseInputData && real(path.dirname(inFile)) !== real(outDir)) {
     throw new OnnxfoldError(`optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`);
   }
@@ -737,10 +743,107 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
     makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
   }, (M, size, host) => {
     const r = M.optimize(size, json, host);
-    output.commit();
+    let extra = [];
+    if (reportFile) {
+      // Beside its target, so the rename is atomic; committed with the model, after it.
+      const tmp = path.join(path.dirname(reportFile), `.${path.basename(reportFile)}.tmp-${process.pid}`);
+      fs.writeFileSync(tmp, `${JSON.stringify(JSON.parse(r), null, 2)}\n`, { flag: 'wx' });
+      extra = [[tmp, reportFile]];
+    }
+    try {
+      output.commit(extra);
+    } catch (e) {
+      for (const [tmp] of extra) fs.rmSync(tmp, { force: true });
+      throw e;
+    }
     return r;
   });
   return { report: parseReport(report), outputs: output.paths() };
+}
+
+// --- variants -------------------------------------------------------------------------------------
+
+// The plan (api/variants.cpp: file names and options per dtype) and the caller's options for
+// each variant; onProgress sees the whole job, with the variant's dtype.
+async function variantJobs(what, options, defaultName) {
+  const { dtypes, name, onProgress, ...rest } = options ?? {};
+  if (dtypes !== undefined && (!Array.isArray(dtypes) || dtypes.some((d) => typeof d !== 'string'))) {
+    throw new TypeError(`onnxfold: ${what}: options.dtypes must be an array of strings`);
+  }
+  if (name !== undefined && typeof name !== 'string') {
+    throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
+  }
+  checkCallbacks({ onProgress, signal: rest.signal, output: rest.output });
+  const M = await getModule();
+  let plan;
+  try {
+    plan = JSON.parse(M.variantPlan(name ?? defaultName, JSON.stringify(dtypes ?? [])));
+  } catch (e) {
+    // The C++ message names the job already ("variants: unknown dtype ...").
+    throw e instanceof Error && e.constructor === Error ? new OnnxfoldError(e.message, { cause: e }) : wrapError(what, e);
+  }
+  return plan.map((v, i) => ({
+    ...v,
+    options: {
+      ...rest,
+      ...v.options,
+      ...(onProgress && {
+        onProgress: (p) => onProgress({ ...p, variant: v.dtype, fraction: (i + p.fraction) / plan.length }),
+      }),
+    },
+  }));
+}
+
+const variantRow = (v, report) => ({
+  dtype: v.dtype,
+  file: v.file,
+  bytes: report.output_bytes + (report.external_bytes ?? 0),
+  report,
+});
+
+/**
+ * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...; see variantPlan in
+ * api/variants.cpp), each made by optimize() with the variant's options over the caller's.
+ * @returns {Promise<{files: Record<string, Uint8Array|Blob>, variants: object[]}>}
+ */
+export async function variants(bytes, options = {}) {
+  const jobs = await variantJobs('variants', options, 'model');
+  const files = {};
+  const rows = [];
+  for (const v of jobs) {
+    const { model, externalData, report } = await optimize(bytes, v.options);
+    files[v.file] = model;
+    Object.assign(files, externalData);
+    rows.push(variantRow(v, report));
+  }
+  return { files, variants: rows };
+}
+
+/**
+ * Node only: writes the variants of the model file `inputPath` into the folder `outDir` (made if
+ * missing), each with optimizeFile (so each atomically; a failed variant leaves the ones before it).
+ * @returns {Promise<{variants: object[], outputs: string[]}>}
+ */
+export async function variantsFile(inputPath, outDir, options = {}) {
+  if (!isNode) throw new OnnxfoldError('variantsFile is only available in node; use variants(bytes)');
+  const path = nodeModule('path');
+  const stem = path.basename(String(inputPath)).replace(/\.onnx$/, '');
+  const jobs = await variantJobs('variantsFile', options, stem);
+  nodeModule('fs').mkdirSync(String(outDir), { recursive: true });
+  const rows = [];
+  const outputs = [];
+  for (const v of jobs) {
+    let result;
+    try {
+      result = await optimizeFile(inputPath, path.join(String(outDir), v.file), v.options);
+    } catch (e) {
+      e.message = `variant ${v.dtype}: ${e.message}`;
+      throw e;
+    }
+    rows.push(variantRow(v, result.report));
+    outputs.push(...result.outputs);
+  }
+  return { variants: rows, outputs };
 }
 
 /** Summary of a model (the CLI's `info`): ir_version, opsets, nodes, op_histogram, inputs, ... */
@@ -792,6 +895,12 @@ export async function splitConstants(bytes, options = {}) {
 export async function optionSchema() {
   const M = await getModule();
   return JSON.parse(M.optionSchema());
+}
+
+/** The variants variants() can make: [{ dtype, file (for the name 'model'), help }]. */
+export async function variantSchema() {
+  const M = await getModule();
+  return JSON.parse(M.variantPlan('model', '[]')).map(({ dtype, file, help }) => ({ dtype, file, help }));
 }
 
 /** Registered pass names and the default pipeline. */

@@ -127,6 +127,20 @@ std::string optionSchema() {
   return onnxfold::optionSpecsJson();
 }
 
+// variantPlan(name, dtypesJson) -> JSON [{dtype, file, options, help}] (api/variants.cpp);
+// dtypes [] means all.
+std::string variantPlan(std::string name, std::string dtypes_json) {
+  return guarded([&] {
+    std::vector<std::string> dtypes;
+    try {
+      dtypes = nlohmann::json::parse(dtypes_json).get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception&) {
+      throw onnxfold::Error("variants: dtypes must be an array of strings");
+    }
+    return onnxfold::variantPlanJson(name, dtypes);
+  });
+}
+
 std::string version() {
   return onnxfold::version();
 }
@@ -150,4 +164,5 @@ EMSCRIPTEN_BINDINGS(onnxfold) {
   emscripten::function("version", &version);
   emscripten::function("passes", &passes);
   emscripten::function("optionSchema", &optionSchema);
+  emscripten::function("variantPlan", &variantPlan);
 }

@@ -62,6 +62,9 @@ struct Options {
   // Largest external-data file in bytes (0: no limit); more weights go to
   // "<location>.1", "<location>.2", ... (ORT-web and transformers.js take 2 GB a file).
   uint64_t external_data_file_limit = 0;
+  // What joins the location and the number of a further external-data file: "."
+  // ("<location>.1") or "_" ("<location>_1", as transformers.js names them).
+  std::string external_data_chunk_separator = ".";
   // Most bytes tensor storage may take (0: no limit; in wasm: the whole heap). A run
   // that needs more fails with an Error saying so; the report gives the peak.
   uint64_t memory_limit = 0;
@@ -98,6 +101,30 @@ const std::vector<OptionSpec>& optionSpecs();
 void applyOptionsJson(const std::string& json, Options& options);
 // The table as JSON: [{name, flag, type, help}, ...].
 std::string optionSpecsJson();
+
+// One model variant as transformers.js names it (defined once, in api/variants.cpp).
+struct VariantSpec {
+  std::string dtype;    // transformers.js's dtype: "fp32", "fp16", ...
+  std::string suffix;   // of the file name: "" (model.onnx), "_fp16" (model_fp16.onnx), ...
+  std::string options;  // JSON object of the options that make it (applyOptionsJson)
+  std::string help;
+};
+const std::vector<VariantSpec>& variantSpecs();
+// One file to write: the variant `dtype` of a model as `file`, made with `options` (JSON,
+// applied over the caller's: the variant's own and external data as transformers.js reads it,
+// "<file>_data", "<file>_data_1", ... each under 2 GB).
+struct VariantFile {
+  std::string dtype;
+  std::string file;
+  std::string options;
+};
+// The files for `dtypes` (all known when empty) of the model `name` ("model" ->
+// "model.onnx", "model_fp16.onnx", ...); an unknown or repeated dtype, or a name with a
+// folder, is an Error.
+std::vector<VariantFile> variantPlan(const std::string& name,
+                                     const std::vector<std::string>& dtypes);
+// The same as JSON: [{dtype, file, options, help}, ...].
+std::string variantPlanJson(const std::string& name, const std::vector<std::string>& dtypes);
 
 // How the host reads and writes external-data files (files natively, buffers in JS).
 struct ExternalDataIO {

@@ -202,6 +202,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   wo.external_location = options.external_data_location;
   wo.open_external = io.create;
   wo.external_file_limit = options.external_data_file_limit;
+  wo.external_chunk_separator = options.external_data_chunk_separator;
   wo.reuse_input_data = options.reuse_input_data;
   if (wo.external_threshold < 0 &&
       (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {

@@ -91,6 +91,15 @@ const std::vector<Entry>& entries() {
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.external_data_file_limit = as<uint64_t>(v, s);
        }},
+      {{"externalDataChunkSeparator", "--external-data-chunk-separator", "string", "'.' or '_'",
+        "What joins the external-data file name and the number of a further file: '.' "
+        "(default: <location>.1) or '_' (<location>_1, as transformers.js names them)"},
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         const std::string sep = as<std::string>(v, s);
+         if (sep != "." && sep != "_")
+           throw Error("option " + s.name + ": expected " + s.type_help);
+         o.external_data_chunk_separator = sep;
+       }},
       {{"memoryLimit", "--memory-limit", "integer", "a non-negative integer",
         "Fail rather than hold more than this many bytes of tensors (in wasm: of heap)", true},
        [](Options& o, const Json& v, const OptionSpec& s) { o.memory_limit = as<uint64_t>(v, s); }},

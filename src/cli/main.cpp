@@ -1,8 +1,10 @@
-// onnxfold command-line tool: info, check, optimize, passes, tree, split-constants.
+// onnxfold command-line tool: info, check, optimize, variants, passes, tree, split-constants.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -120,6 +122,53 @@ void addOptionFlags(CLI::App* cmd, std::map<std::string, std::vector<std::string
   }
 }
 
+// `variants`: one optimizeFile per variant (each written atomically on its own), then a
+// table of what each came to.
+int runVariants(const std::string& in, const std::string& dir, std::string name,
+                const std::vector<std::string>& dtypes,
+                const std::map<std::string, std::vector<std::string>>& given, bool json) {
+  namespace fs = std::filesystem;
+  if (name.empty()) {
+    name = fs::path(in).filename().string();
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".onnx") == 0)
+      name.resize(name.size() - 5);
+  }
+  const std::vector<onnxfold::VariantFile> plan = onnxfold::variantPlan(name, dtypes);
+  onnxfold::Options base;
+  if (!optionsFromFlags(given, base)) return 2;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw onnxfold::Error("variants: cannot make the folder '" + dir + "': " + ec.message());
+  nlohmann::json reports = nlohmann::json::object();
+  int width = 4;
+  for (const onnxfold::VariantFile& v : plan)
+    width = std::max(width, static_cast<int>(v.file.size()));
+  if (!json)
+    std::printf("%-6s %-*s %12s %8s %9s\n", "dtype", width, "file", "bytes", "nodes", "ms");
+  for (const onnxfold::VariantFile& v : plan) {
+    onnxfold::Options o = base;
+    onnxfold::applyOptionsJson(v.options, o);
+    const std::string out = (fs::path(dir) / v.file).string();
+    onnxfold::Report r;
+    try {
+      r = onnxfold::optimizeFile(in, out, o);
+    } catch (const std::exception& e) {
+      throw onnxfold::Error("variant " + v.dtype + " (" + out + "): " + e.what());
+    }
+    for (const std::string& w : r.warnings)
+      std::cerr << "onnxfold: warning: " << v.dtype << ": " << w << "\n";
+    if (json) {
+      reports[v.dtype] = nlohmann::json::parse(r.toJson(-1));
+    } else {
+      std::printf("%-6s %-*s %12llu %8zu %9.0f\n", v.dtype.c_str(), width, v.file.c_str(),
+                  static_cast<unsigned long long>(r.output_bytes + r.external_bytes), r.after.nodes,
+                  r.read_ms + r.optimize_ms + r.write_ms);
+    }
+  }
+  if (json) std::cout << reports.dump(2) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,6 +213,30 @@ int main(int argc, char** argv) {
   opt->add_flag("--explain", explain,
                 "List the nodes that were not folded, and why, and with --float16 what stayed "
                 "float32 (also in the --report JSON)");
+
+  // variants
+  auto* variants = app.add_subcommand(
+      "variants",
+      "Write the variants transformers.js loads (model.onnx, model_fp16.onnx, ...) to a folder");
+  std::string variants_in, variants_dir, variants_name;
+  std::vector<std::string> variants_dtypes;
+  bool variants_json = false;
+  variants->add_option("input", variants_in, "The model (never modified)")->required();
+  variants->add_option("--out", variants_dir, "The folder to write them to (made if missing)")
+      ->required();
+  variants->add_option("--dtypes", variants_dtypes,
+                       "Which variants, comma-separated (default: all; see the list below)");
+  variants->add_option("--name", variants_name,
+                       "The model's file name without .onnx (default: the input's)");
+  variants->add_flag("--json", variants_json, "Print each variant's report as JSON");
+  {
+    std::string known;
+    for (const onnxfold::VariantSpec& v : onnxfold::variantSpecs())
+      known += "\n  " + v.dtype + ": <name>" + v.suffix + ".onnx, " + v.help;
+    variants->footer("Variants:" + known + "\n");
+  }
+  std::map<std::string, std::vector<std::string>> variants_given;
+  addOptionFlags(variants, variants_given, false);
 
   // passes
   auto* list = app.add_subcommand("passes", "List the available passes and the default pipeline");
@@ -249,6 +322,9 @@ int main(int argc, char** argv) {
       std::cout << "\n";
       return 0;
     }
+    if (variants->parsed())
+      return runVariants(variants_in, variants_dir, variants_name, splitList(variants_dtypes),
+                         variants_given, variants_json);
     if (!optionsFromFlags(given, options)) return 2;
     ProgressBar bar;
     if (!quiet && ::isatty(STDERR_FILENO)) {

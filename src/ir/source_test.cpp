@@ -255,6 +255,16 @@ TEST(SourceRange, ExternalDataIsSplitIntoNumberedFilesAtTheLimit) {
   const WriteStats stats = writeModel(*m, model, wo);
   EXPECT_EQ(stats.external_files,
             (std::vector<std::string>{"m.onnx.data", "m.onnx.data.1", "m.onnx.data.2"}));
+  // transformers.js reads "<file>_data", "<file>_data_1", ...: the same split, other names.
+  {
+    WriteOptions named = wo;
+    named.external_location = "m.onnx_data";
+    named.external_chunk_separator = "_";
+    named.open_external = [](const std::string&) { return std::make_unique<StringSink>(); };
+    StringSink other;
+    EXPECT_EQ(writeModel(*m, other, named).external_files,
+              (std::vector<std::string>{"m.onnx_data", "m.onnx_data_1", "m.onnx_data_2"}));
+  }
   for (const auto& [name, bytes] : files)
     EXPECT_LE(bytes.size(), 9000u) << name;
   ReadOptions ro;

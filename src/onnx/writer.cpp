@@ -149,8 +149,8 @@ class Writer {
     return r;
   }
 
-  // The external-data files: "<location>", then "<location>.1", ... when a file would pass
-  // external_file_limit.
+  // The external-data files: "<location>", then "<location>.1", ... (the separator is
+  // external_chunk_separator) when a file would pass external_file_limit.
   struct ExternalFile {
     std::string location;
     Rope rope;
@@ -171,7 +171,8 @@ class Writer {
                               alignUp(external_.back().size) + bytes > limit)) {
       ExternalFile f;
       f.location = opts_.external_location;
-      if (!external_.empty()) f.location += "." + std::to_string(external_.size());
+      if (!external_.empty())
+        f.location += opts_.external_chunk_separator + std::to_string(external_.size());
       external_.push_back(std::move(f));
     }
     return external_.back();

@@ -39,6 +39,9 @@ struct WriteOptions {
   // file, "<location>.1", "<location>.2", ... (ORT-web and transformers.js load at most
   // 2 GB per file). One tensor larger than the limit gets a file of its own.
   uint64_t external_file_limit = 0;
+  // What joins the location and the number of a further file: "." gives "<location>.1";
+  // transformers.js looks for "<location>_1".
+  std::string external_chunk_separator = ".";
   // A tensor that is an unchanged range of an input external-data file is written as a
   // reference to that file (same location and offset) instead of a copy: the output then
   // depends on the input's data file, beside it.

@@ -339,6 +339,28 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await assertEquivalent(sample, main);
   });
 
+  test('variants: transformers.js file names, byte-identical to the package, fp32 equivalent', async (t) => {
+    const page = await openPage(t);
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.locator('#variants-box summary').click();
+    const dtypes = await page.locator('#variant-dtypes input[name=variant]').evaluateAll((cs) => cs.map((c) => c.value));
+    assert.deepEqual(dtypes.slice(0, 2), ['fp32', 'fp16'], 'the choices come from the package\'s variant table');
+    await page.click('#variants');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.match(await page.locator('#variants-table').textContent(), /fp16\s*model_fp16\.onnx/);
+    const dir = join(artifacts, 'variants');
+    await mkdir(dir, { recursive: true });
+    const fp32 = await downloadResult(page, 'model.onnx', { selector: '#download-variant-0', dir });
+    const fp16 = await downloadResult(page, 'model_fp16.onnx', { selector: '#download-variant-1', dir });
+    if (pkg) {
+      const expected = await pkg.variants(await readFile(sample), { dtypes });
+      assert.ok(Buffer.from(expected.files['model.onnx']).equals(await readFile(fp32)), 'fp32 == package output');
+      assert.ok(Buffer.from(expected.files['model_fp16.onnx']).equals(await readFile(fp16)), 'fp16 == package output');
+    }
+    await assertEquivalent(sample, fp32);
+  });
+
   // An LLM-shaped decoder (152 MB of weights in llm.onnx.data) picked with its data file: the
   // Worker reads the File range by range, so the wasm heap stays far below the weights' size;
   // the result downloads as the model and its own data file, equivalent, and byte-identical to

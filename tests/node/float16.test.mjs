@@ -15,11 +15,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import ort from 'onnxruntime-node';
 
 import { cli, cliMissing, dist, haveCli, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
-import { compareTensors, makeInputs } from './oracle.mjs';
+import { compareByRange } from './oracle.mjs';
 
 const TOLERANCE = 1e-2;
 const SIZE_RATIO = 0.6;
@@ -42,53 +41,6 @@ function sizeOf(path) {
   return bytes;
 }
 
-async function session(path) {
-  return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
-}
-
-// Largest |diff| / range over the outputs (nondeterministic outputs compared by shape only).
-async function compareToFloat32(origPath, fp16Path) {
-  const orig = await session(origPath);
-  const conv = await session(fp16Path);  // loading is one of the checks
-  try {
-    const feeds = makeInputs(orig, { seed: SEED });
-    const expected = await orig.run(feeds);
-    const again = await orig.run(feeds);
-    const actual = await conv.run(feeds);
-    const outputs = [];
-    for (const name of orig.outputNames) {
-      const e = expected[name];
-      const a = actual[name];
-      assert.ok(a, `output '${name}' is missing`);
-      assert.equal(a.type, e.type, `output '${name}' keeps its type`);
-      assert.deepEqual(a.dims, e.dims, `output '${name}' keeps its shape`);
-      if (compareTensors(name, e, again[name], { rtol: 0, atol: 0 }).mismatches) {
-        outputs.push({ name, nondeterministic: true });
-        continue;
-      }
-      if (e.type !== 'float32') {
-        const c = compareTensors(name, e, a, { rtol: 0, atol: 0 });
-        outputs.push({ name, rel: c.mismatches ? Infinity : 0 });
-        continue;
-      }
-      let lo = Infinity;
-      let hi = -Infinity;
-      for (const x of e.data) {
-        lo = Math.min(lo, x);
-        hi = Math.max(hi, x);
-      }
-      const range = hi - lo || Math.max(Math.abs(hi), 1);
-      const c = compareTensors(name, e, a, { rtol: 0, atol: Infinity });
-      const bad = e.data.some((x, i) => Number.isNaN(a.data[i]) !== Number.isNaN(x));
-      outputs.push({ name, maxAbs: c.maxAbsDiff, range, rel: bad ? Infinity : c.maxAbsDiff / range });
-    }
-    return outputs;
-  } finally {
-    await orig.release?.();
-    await conv.release?.();
-  }
-}
-
 async function checkModel(t, name, input) {
   const opt = join(tmp, `${name}.opt.onnx`);
   const fp16 = join(tmp, `${name}.fp16.onnx`);
@@ -108,7 +60,7 @@ async function checkModel(t, name, input) {
   if (float32Model) {
     assert.ok(after < SIZE_RATIO * before, `${name}: ${after} bytes is not under ${SIZE_RATIO}x ${before}`);
   }
-  const outputs = await compareToFloat32(input, fp16);
+  const outputs = await compareByRange(input, fp16, { seed: SEED });
   const compared = outputs.filter((o) => !o.nondeterministic);
   const worst = Math.max(0, ...compared.map((o) => o.rel));
   rows.push({ name, original: sizeOf(input), before, after, ratio: after / before, worst, float32Model,

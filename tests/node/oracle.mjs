@@ -9,6 +9,7 @@
 // Initializers that are also graph inputs are not listed by ORT and keep their stored values.
 
 import ort from 'onnxruntime-node';
+import assert from 'node:assert/strict';
 // The input rules and the comparison are the page's (web/src/verify-core.js): one of each.
 import { compareTensors, makeTensor, mulberry32, resolveDim } from '../../web/src/verify-core.js';
 
@@ -144,6 +145,59 @@ export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2,
   } finally {
     await orig.release?.();
     await opt?.release?.();
+  }
+}
+
+async function unoptimizedSession(path) {
+  return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+}
+
+/**
+ * For a model that computes the original's function at lower precision (float16, quantized
+ * weights): each output's largest |diff| relative to the range of the original's output
+ * (max - min), ORT with its optimizations off, seeded inputs. Non-float32 outputs must be
+ * equal (rel 0, else Infinity); nondeterministic ones are marked, not compared.
+ * Returns [{name, maxAbs, range, rel} | {name, nondeterministic: true}].
+ */
+export async function compareByRange(origPath, lowPath, { seed = 1 } = {}) {
+  const orig = await unoptimizedSession(origPath);
+  const conv = await unoptimizedSession(lowPath);  // loading is one of the checks
+  try {
+    const feeds = makeInputs(orig, { seed });
+    const expected = await orig.run(feeds);
+    const again = await orig.run(feeds);
+    const actual = await conv.run(feeds);
+    const outputs = [];
+    for (const name of orig.outputNames) {
+      const e = expected[name];
+      const a = actual[name];
+      assert.ok(a, `output '${name}' is missing`);
+      assert.equal(a.type, e.type, `output '${name}' keeps its type`);
+      assert.deepEqual(a.dims, e.dims, `output '${name}' keeps its shape`);
+      if (compareTensors(name, e, again[name], { rtol: 0, atol: 0 }).mismatches) {
+        outputs.push({ name, nondeterministic: true });
+        continue;
+      }
+      if (e.type !== 'float32') {
+        const c = compareTensors(name, e, a, { rtol: 0, atol: 0 });
+        outputs.push({ name, rel: c.mismatches ? Infinity : 0 });
+        continue;
+      }
+      let lo = Infinity;
+      let hi = -Infinity;
+      for (const x of e.data) {
+        lo = Math.min(lo, x);
+        hi = Math.max(hi, x);
+      }
+      const range = hi - lo || Math.max(Math.abs(hi), 1);
+      const c = compareTensors(name, e, a, { rtol: 0, atol: Infinity });
+      const bad = e.data.some((x, i) => Number.isNaN(a.data[i]) !== Number.isNaN(x));
+      outputs.push({ name, maxAbs: c.maxAbsDiff, range, rel: bad ? Infinity : c.maxAbsDiff / range });
+    }
+    return outputs;
+  } finally {
+    await orig.release?.();
+    await conv.release?.();
   }
 }
 

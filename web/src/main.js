@@ -110,6 +110,8 @@ async function loadModel(model) {
   $('#run').disabled = false;
   $('#split').disabled = false;
   $('#split-result').hidden = true;
+  $('#variants').disabled = false;
+  $('#variants-result').hidden = true;
   setStatus('Reading the model…');
   setState('running');
   try {
@@ -219,7 +221,7 @@ let timer = null;
 async function runJob(op, args, show) {
   const model = current;
   setState('running');
-  for (const b of document.querySelectorAll('#run, #split')) b.disabled = true;
+  for (const b of document.querySelectorAll('#run, #split, #variants')) b.disabled = true;
   $('#cancel').disabled = false;
   $('#report').setAttribute('aria-busy', 'true');
   const started = performance.now();
@@ -251,7 +253,7 @@ async function runJob(op, args, show) {
     }
   } finally {
     clearInterval(timer);
-    for (const b of document.querySelectorAll('#run, #split')) b.disabled = !current;
+    for (const b of document.querySelectorAll('#run, #split, #variants')) b.disabled = !current;
     $('#cancel').disabled = true;
     $('#report').removeAttribute('aria-busy');
   }
@@ -291,6 +293,48 @@ function split() {
       el('p', { class: 'actions' },
         downloadLink('download-prep', `${base}.prep.onnx`, prep, false),
         downloadLink('download-main', `${base}.main.onnx`, main, false)));
+  });
+}
+
+// The variants transformers.js loads, one optimize per checked dtype, with the form's options
+// (the variant decides float16 and the external-data names).
+function renderVariantChoices(variants) {
+  const box = $('#variant-dtypes');
+  box.replaceChildren(box.querySelector('legend'), ...variants.map((v) => el('div', { class: 'check' },
+    el('input', { type: 'checkbox', id: `variant-${v.dtype}`, name: 'variant', value: v.dtype, checked: true }),
+    el('label', { for: `variant-${v.dtype}` }, el('code', { text: v.dtype }), ` ${v.file}: ${v.help}`))));
+}
+
+function makeVariants() {
+  if (!current) return;
+  clearError();
+  let options;
+  try {
+    options = readOptions();
+    const dtypes = [...document.querySelectorAll('#variant-dtypes input[name=variant]:checked')].map((c) => c.value);
+    if (!dtypes.length) throw new Error('Choose at least one variant.');
+    delete options.float16;
+    delete options.externalDataLocation;
+    Object.assign(options, { dtypes, name: $('#variant-name').value.trim() || 'model' });
+  } catch (e) {
+    showError(e);
+    return;
+  }
+  runJob('variants', { bytes: current.bytes, options, externalData: current.externalData }, (model, { files, variants }) => {
+    const box = $('#variants-result');
+    box.hidden = false;
+    const rows = variants.map((v) => el('tr', {},
+      el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
+      el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
+      el('td', { class: 'num', text: fmtMs(v.report.read_ms + v.report.optimize_ms + v.report.write_ms) })));
+    const list = Object.entries(files);
+    box.replaceChildren(
+      el('div', { class: 'table-wrap' }, el('table', { id: 'variants-table' },
+        el('thead', {}, el('tr', {}, ...['dtype', 'file', 'size', 'nodes', 'time'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, ...rows))),
+      el('p', { class: 'actions' },
+        ...list.map(([name, bytes], i) => downloadLink(`download-variant-${i}`, name, bytes, false)),
+        ...[saveAllButton(list, 'save-variants')].filter(Boolean)));
   });
 }
 
@@ -367,9 +411,9 @@ function downloadLink(id, name, bytes, primary) {
 
 // All files into one folder the user picks (File System Access API, where the browser has it):
 // each is streamed from its Blob to disk, the model last.
-function saveAllButton(files) {
+function saveAllButton(files, id = 'save-folder') {
   if (typeof window.showDirectoryPicker !== 'function' || files.length < 2) return null;
-  const button = el('button', { id: 'save-folder', class: 'button', type: 'button' }, 'Save all to a folder…');
+  const button = el('button', { id, class: 'button', type: 'button' }, 'Save all to a folder…');
   button.addEventListener('click', async () => {
     try {
       const dir = await window.showDirectoryPicker({ mode: 'readwrite' });
@@ -596,12 +640,14 @@ async function init() {
   $('#sample').addEventListener('click', loadSample);
   $('#run').addEventListener('click', run);
   $('#split').addEventListener('click', split);
+  $('#variants').addEventListener('click', makeVariants);
   $('#cancel').addEventListener('click', cancel);
   setStatus('Loading the optimizer…');
   try {
     const info = await client.call('info');
     $('#version').textContent = `version ${info.version}`;
     renderPasses(info);
+    renderVariantChoices(info.variants);
     setupUrlOptions({ fields: urlFields(), notice: $('#url-notice') });
     setStatus(current ? 'Ready.' : 'Choose a model.', 0);
     if (!current) setState('ready');

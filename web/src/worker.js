@@ -4,11 +4,12 @@
 // call cannot see messages), and the page starts a fresh one.
 //
 // Protocol, page -> worker: { id, op, args }
-//   op: 'info'          -> { version, available, default }
+//   op: 'info'          -> { version, available, default, variants }
 //       'inspect'       args: { bytes, externalData }            -> summary object
 //       'optimize'      args: { bytes, options, externalData, tree } -> { model, externalData, report, tree }
 //       'moduleTree'    args: { bytes }                          -> tree object
 //       'splitConstants' args: { bytes, options }                -> { prep, main, report }
+//       'variants'      args: { bytes, options, externalData }   -> { files, variants }
 //       'graph'         args: { bytes, externalData, options }   -> graph view object (graph-view.js)
 // worker -> page: { id, type: 'progress', progress } | { id, type: 'result', value }
 //               | { id, type: 'error', error: { name, message } }
@@ -51,8 +52,8 @@ const transferable = (results) =>
 
 const ops = {
   async info() {
-    const [version, passes] = await Promise.all([onnxfold.version(), onnxfold.passes()]);
-    return { value: { version, available: passes.available, default: passes.default } };
+    const [version, passes, variants] = await Promise.all([onnxfold.version(), onnxfold.passes(), onnxfold.variantSchema()]);
+    return { value: { version, available: passes.available, default: passes.default, variants } };
   },
 
   async inspect({ bytes, externalData }) {
@@ -77,6 +78,11 @@ const ops = {
 
   async graph({ bytes, externalData, options }) {
     return { value: await onnxfold.graph(bytes, { ...options, externalData }) };
+  },
+
+  async variants({ bytes, options, externalData }, id) {
+    const out = await onnxfold.variants(bytes, { ...options, externalData, onProgress: progressPoster(id) });
+    return { value: out, transfer: transferable(Object.values(out.files)) };
   },
 
   async splitConstants({ bytes, options }) {

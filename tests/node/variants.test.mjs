@@ -1,0 +1,117 @@
+// The variants transformers.js loads (api/variants.cpp), made three ways: the native CLI's
+// `variants`, the npm package's variantsFile() and `npx onnxfold variants` (bin/onnxfold.mjs over
+// the wasm module). The three must write the same bytes under transformers.js's names, every
+// variant must load in onnxruntime-node, fp32 compute the original's function and fp16 stay
+// within 1e-2 of each output's range (as tests/node/float16.test.mjs). Also the bin's other
+// commands against the native CLI's, and external data named as transformers.js reads it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { cli, dist, haveCli, cliMissing, modelsDir, need, repoRoot, run } from './env.mjs';
+import { assertEquivalent, compareByRange } from './oracle.mjs';
+
+const bin = join(repoRoot, 'bin', 'onnxfold.mjs');
+const model = join(modelsDir, 'squeezenet1_1.op13.initin.onnx');
+const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-variants-'));
+process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
+
+const ready = (t) => need(t, existsSync(dist), `${dist} not built`) && need(t, haveCli, cliMissing) &&
+  need(t, existsSync(model), `${model} missing`);
+const files = (dir) => readdirSync(dir).sort();
+
+test('variants: native CLI, npm variantsFile and npx onnxfold write the same files, which ORT runs', async (t) => {
+  if (!ready(t)) return;
+  const { variantsFile } = await import('onnxfold');
+  const native = join(tmp, 'native');
+  const npm = join(tmp, 'npm');
+  const npx = join(tmp, 'npx');
+  const { stdout } = await run(cli, ['variants', model, '--out', native, '--name', 'model']);
+  assert.match(stdout, /^fp32 +model\.onnx +\d+/m);
+  assert.match(stdout, /^fp16 +model_fp16\.onnx +\d+/m);
+  const result = await variantsFile(model, npm, { name: 'model' });
+  assert.deepEqual(result.variants.map((v) => [v.dtype, v.file]), [['fp32', 'model.onnx'], ['fp16', 'model_fp16.onnx']]);
+  await run(process.execPath, [bin, 'variants', model, '--out', npx, '--name', 'model', '--dtypes', 'fp32,fp16']);
+  assert.deepEqual(files(native), ['model.onnx', 'model_fp16.onnx']);
+  for (const dir of [npm, npx]) {
+    assert.deepEqual(files(dir), files(native));
+    for (const f of files(native)) {
+      assert.ok(readFileSync(join(dir, f)).equals(readFileSync(join(native, f))), `${dir}/${f} differs from the native CLI's`);
+    }
+  }
+  const fp32 = result.variants[0];
+  assert.equal(fp32.bytes, statSync(join(npm, 'model.onnx')).size);
+  assert.ok(result.variants[1].bytes < 0.6 * fp32.bytes, 'fp16 is about half the size');
+  await assertEquivalent(model, join(native, 'model.onnx'));
+  for (const o of await compareByRange(model, join(native, 'model_fp16.onnx'))) {
+    assert.ok(o.rel <= 1e-2, `fp16 output '${o.name}' is off by ${o.rel} of its range`);
+  }
+});
+
+test('variants: a dtype, a name or a folder that cannot be used is refused, and nothing overwrites the input', async (t) => {
+  if (!ready(t)) return;
+  const { variants } = await import('onnxfold');
+  await assert.rejects(run(cli, ['variants', model, '--out', join(tmp, 'bad'), '--dtypes', 'fp32,q9']),
+    (e) => e.code === 1 && /unknown dtype 'q9' \(known: fp32, fp16/.test(e.stderr));
+  assert.ok(!existsSync(join(tmp, 'bad', 'model.onnx')), 'nothing is written when the plan is refused');
+  await assert.rejects(variants(new Uint8Array(8), { dtypes: ['fp32', 'fp32'] }), /dtype 'fp32' given twice/);
+  await assert.rejects(variants(new Uint8Array(8), { name: '../model' }), /must be a file name without a folder/);
+  await assert.rejects(variants(new Uint8Array(8), { dtypes: 'fp16' }), TypeError);
+  // The input is the fp32 variant's file name in the output folder: refused, input untouched.
+  const dir = join(tmp, 'same');
+  rmSync(dir, { recursive: true, force: true });
+  await run('mkdir', ['-p', dir]);
+  const input = join(dir, 'model.onnx');
+  copyFileSync(model, input);
+  const before = readFileSync(input);
+  await assert.rejects(run(process.execPath, [bin, 'variants', input, '--out', dir]),
+    (e) => e.code === 1 && /variant fp32: .*never overwrites its input/.test(e.stderr));
+  assert.ok(readFileSync(input).equals(before));
+});
+
+test('external data can be named as transformers.js reads it: <file>_data, <file>_data_1, ...', async (t) => {
+  if (!ready(t)) return;
+  const { optimize } = await import('onnxfold');
+  const { externalData } = await optimize(readFileSync(model), {
+    externalDataThreshold: 1024, externalDataLocation: 'model.onnx_data', externalDataFileLimit: 1 << 20,
+    externalDataChunkSeparator: '_',
+  });
+  const names = Object.keys(externalData).sort();
+  assert.ok(names.length >= 3, `several files: ${names}`);
+  assert.deepEqual(names, ['model.onnx_data', ...names.slice(1).map((_, i) => `model.onnx_data_${i + 1}`)].sort());
+  await assert.rejects(optimize(readFileSync(model), { externalDataChunkSeparator: '-' }), /externalDataChunkSeparator: expected '.' or '_'/);
+});
+
+test('npx onnxfold: optimize writes what the native CLI writes; check, info and flags as the CLI', async (t) => {
+  if (!ready(t)) return;
+  const nativeOut = join(tmp, 'cli.onnx');
+  const binOut = join(tmp, 'bin.onnx');
+  const report = join(tmp, 'bin.json');
+  await run(cli, ['optimize', model, '-o', nativeOut, '-q', '--size-budget', '0']);
+  const { stdout } = await run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--size-budget', '0', '--report', report]);
+  assert.match(stdout, /bin\.onnx: \d+ -> \d+ nodes/);
+  assert.ok(readFileSync(binOut).equals(readFileSync(nativeOut)), 'the same bytes as the native CLI');
+  assert.ok(Array.isArray(JSON.parse(readFileSync(report, 'utf8')).passes), 'the JSON report is written');
+  // The report path may not be a file the call reads.
+  const copy = join(tmp, 'input-copy.onnx');
+  copyFileSync(model, copy);
+  await assert.rejects(run(process.execPath, [bin, 'optimize', copy, '-o', join(tmp, 'x.onnx'), '--report', copy]),
+    (e) => e.code === 1 && /report '.*input-copy\.onnx' is the input model/.test(e.stderr));
+  assert.ok(readFileSync(copy).equals(readFileSync(model)));
+  // Flags: a bad value and an unknown flag are usage errors (2), as in the native CLI.
+  await assert.rejects(run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--size-budget', 'big']),
+    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr));
+  await assert.rejects(run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--no-such-flag']),
+    (e) => e.code === 2 && /no-such-flag/.test(e.stderr));
+  // check and info: an invalid model exits 1 with the validator's message.
+  const bad = join(tmp, 'bad.onnx');
+  writeFileSync(bad, Buffer.from([0x08, 0x07, 0x3a, 0x02, 0x0a, 0x00]));
+  const { stdout: ok } = await run(process.execPath, [bin, 'check', model]);
+  assert.match(ok, /: valid/);
+  await assert.rejects(run(process.execPath, [bin, 'check', bad]), (e) => e.code === 1 && /onnxfold: error: /.test(e.stderr));
+  const { stdout: info } = await run(process.execPath, [bin, 'info', model, '--json']);
+  const { stdout: nativeInfo } = await run(cli, ['info', model, '--json']);
+  assert.deepEqual(JSON.parse(info), JSON.parse(nativeInfo));
+});
