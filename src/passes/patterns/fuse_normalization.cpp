@@ -185,12 +185,14 @@ std::optional<Core> matchCore(const Rewriter& rw, Node& root) {
 Tensor broadcastTo(const Tensor& t, const std::vector<int64_t>& dims) {
   Tensor out(t.dtype(), dims);
   const size_t elem = t.numElements() > 0 ? t.byteSize() / static_cast<size_t>(t.numElements()) : 0;
-  const size_t r = dims.size(), off = r - t.rank();
+  // t's dims right-aligned with `dims`; any before them are 1 (affineOperand).
+  const size_t r = dims.size(), tr = std::min(t.rank(), r), off = r - tr;
+  const std::vector<int64_t> td(t.dims().end() - static_cast<std::ptrdiff_t>(tr), t.dims().end());
   std::vector<int64_t> in_strides(r, 0);
   int64_t s = 1;
-  for (size_t j = t.rank(); j-- > 0;) {
-    in_strides[off + j] = t.dims()[j] == 1 ? 0 : s;
-    s *= t.dims()[j];
+  for (size_t j = tr; j-- > 0;) {
+    in_strides[off + j] = td[j] == 1 ? 0 : s;
+    s *= td[j];
   }
   const int64_t n = out.numElements();
   uint8_t* dst = out.mutableBytes();
