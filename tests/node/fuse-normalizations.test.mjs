@@ -8,9 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import ort from 'onnxruntime-node';
+
 import { cli, cliMissing, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
 import { readModel } from './onnx-builder.mjs';
-import { compareModels } from './oracle.mjs';
+import { compareModels, makeInputs } from './oracle.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-fuse-norm-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -80,4 +82,33 @@ test('a target opset past the newest onnxfold knows is an error', async (t) => {
   if (!need(t, haveCli, cliMissing) || !need(t, existsSync(minibert), `${minibert} is missing`)) return;
   await assert.rejects(run(cli, ['optimize', minibert, '-o', join(tmp, 'x.onnx'), '-q', '--target-opset', '99']),
     /target opset 99/);
+});
+
+test('minibert with targetOpset 20 and float16: the fused ops stay float16, outputs within 1e-2 of the range', async (t) => {
+  if (!need(t, haveCli, cliMissing) || !need(t, existsSync(minibert), `${minibert} is missing`)) return;
+  const r = await optimize(minibert, 'minibert.op20.fp16', ['--target-opset', '20', '--float16']);
+  assert.ok((r.ops.LayerNormalization ?? 0) > 0 && (r.ops.Gelu ?? 0) > 0, JSON.stringify(r.ops));
+  // Their scale and bias weights are float16: the ops run in float16, not in a float32 island.
+  const fp16 = readModel(readFileSync(r.output));
+  const types = new Map(fp16.initializers.map((i) => [i.name, i.type]));
+  for (const n of fp16.nodes.filter((x) => x.op === 'LayerNormalization')) {
+    assert.equal(types.get(n.inputs[1]), 'float16', `LayerNormalization scale ${n.inputs[1]}`);
+  }
+  t.diagnostic(`ops: ${JSON.stringify(r.ops)}`);
+  const open = (p) => ort.InferenceSession.create(p, { graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+  const orig = await open(minibert);
+  const conv = await open(r.output);
+  const feeds = makeInputs(orig, { seed: 7 });
+  const a = await orig.run(feeds);
+  const b = await conv.run(feeds);
+  for (const name of orig.outputNames) {
+    let lo = Infinity, hi = -Infinity, d = 0;
+    for (let i = 0; i < a[name].data.length; i++) {
+      lo = Math.min(lo, a[name].data[i]);
+      hi = Math.max(hi, a[name].data[i]);
+      d = Math.max(d, Math.abs(a[name].data[i] - b[name].data[i]));
+    }
+    t.diagnostic(`${name}: largest difference ${d / (hi - lo)} of the range`);
+    assert.ok(d <= 1e-2 * (hi - lo), `${name}: ${d} against a range of ${hi - lo}`);
+  }
 });
