@@ -142,7 +142,8 @@ TEST(FuseLayerNormalization, ConditionsStopIt) {
 
 // ------------------------------------------------------------------ RMSNormalization
 
-std::unique_ptr<Model> rmsModel(int64_t opset, float exponent = 2, bool scale_constant = true) {
+std::unique_ptr<Model> rmsModel(int64_t opset, float exponent = 2, bool scale_constant = true,
+                                bool reciprocal = false) {
   ModelBuilder b(opset);
   Value* x = b.input("x", DataType::kFloat, {2, 3, 4});
   Value* sq = b.op("Pow", {x, b.initializer(floatTensor({}, {exponent}, "two"))});
@@ -151,7 +152,8 @@ std::unique_ptr<Model> rmsModel(int64_t opset, float exponent = 2, bool scale_co
   Value* sd = b.op("Sqrt", {b.op("Add", {m, b.initializer(floatTensor({}, {1e-6f}, "eps"))})});
   Value* w = scale_constant ? b.initializer("w", {4}, {1.1f, 0.9f, 1, 1.2f})
                             : b.input("w", DataType::kFloat, {4});
-  Value* y = b.op("Mul", {w, b.op("Div", {x, sd})});
+  Value* n = reciprocal ? b.op("Mul", {b.op("Reciprocal", {sd}), x}) : b.op("Div", {x, sd});
+  Value* y = b.op("Mul", {w, n});
   y->setName("y");
   b.output(y);
   b.output(b.op("Relu", {x}));  // x has another use: fine
@@ -164,6 +166,14 @@ TEST(FuseRmsNormalization, LlamaFormBecomesOneOp) {
   EXPECT_EQ(counters["pattern fuse-rms-normalization"], 1);
   EXPECT_EQ(countOps(*m->graph, "RMSNormalization"), 1u);
   EXPECT_EQ(m->graph->numNodes(), 2u);  // and the Relu
+}
+
+TEST(FuseRmsNormalization, ReciprocalFormFuses) {
+  auto m = rmsModel(23, 2, true, true);
+  auto counters = runAndCompare(*m, lnInput());
+  EXPECT_EQ(counters["pattern fuse-rms-normalization-reciprocal"], 1);
+  EXPECT_EQ(countOps(*m->graph, "RMSNormalization"), 1u);
+  EXPECT_EQ(m->graph->numNodes(), 2u);
 }
 
 TEST(FuseRmsNormalization, ConditionsStopIt) {
