@@ -290,8 +290,10 @@ TEST(FuseNormalizations, Float16KeepsTheFusedOpsInFloat16) {
 
 TEST(UpgradeOpset, MovesReduceAxesToAnInputThenFuses) {
   std::unique_ptr<Model> m = layerNormModel({14});
+  m->ir_version = 7;  // as exported at opset 14
   EXPECT_TRUE(upgradeOpset(m, 18));
   EXPECT_EQ(m->opsetVersion(""), 18);
+  EXPECT_EQ(m->ir_version, 8);  // what opset 18 needs
   for (const Node* n : m->graph->nodes()) {
     if (n->op_type == "ReduceMean") {
       EXPECT_EQ(n->attr("axes"), nullptr);

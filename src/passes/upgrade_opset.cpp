@@ -16,6 +16,7 @@
 
 #include "ir/error.h"
 #include "passes/rewrite.h"
+#include "passes/validate.h"
 #include "schema/op_schema.h"
 
 namespace onnxfold {
@@ -127,6 +128,16 @@ void upgradeGraph(Model& model, Graph& graph, const Function* function, int64_t 
   }
 }
 
+// The IR version ONNX releases stamp on models of a default-domain opset (onnx.helper's
+// VERSION_TABLE: 1.12 wrote IR 8 with opset 17, ... 1.20 IR 13 with opset 25).
+int64_t irVersionFor(int64_t opset) {
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;
+  if (opset <= 22) return 10;
+  if (opset <= 25) return opset - 12;
+  return kNewestIrVersion;
+}
+
 }  // namespace
 
 bool upgradeOpset(std::unique_ptr<Model>& model, int64_t target) {
@@ -153,6 +164,8 @@ bool upgradeOpset(std::unique_ptr<Model>& model, int64_t target) {
   for (OpsetId& o : trial->opset_import) {
     if (isDefaultDomain(o.domain)) o.version = target;
   }
+  // A reader may refuse a newer opset under an older IR version.
+  trial->ir_version = std::max(trial->ir_version, irVersionFor(target));
   model = std::move(trial);
   return true;
 }
