@@ -10,7 +10,7 @@ import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import { cli, cliMissing, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
 import { readModel } from './onnx-builder.mjs';
 import { compareModels, makeInputs } from './oracle.mjs';
 
@@ -111,4 +111,17 @@ test('minibert with targetOpset 20 and float16: the fused ops stay float16, outp
     t.diagnostic(`${name}: largest difference ${d / (hi - lo)} of the range`);
     assert.ok(d <= 1e-2 * (hi - lo), `${name}: ${d} against a range of ${hi - lo}`);
   }
+});
+
+test('the npm package: optimize(bytes, { targetOpset: 17 }) fuses and counts LayerNormalization', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, existsSync(minibert), `${minibert} is missing`)) return;
+  const { optimize } = await import('onnxfold');
+  const { model, report } = await optimize(readFileSync(minibert), { targetOpset: 17 });
+  const fused = report.passes.filter((p) => p.pass === 'fuse-normalizations')
+    .reduce((n, p) => n + (p.counters?.['pattern fuse-layer-normalization'] ?? 0), 0);
+  const ops = readModel(model).nodes.filter((n) => n.op === 'LayerNormalization').length;
+  t.diagnostic(`LayerNormalization: ${ops}, counted ${fused}`);
+  assert.ok(ops > 0);
+  assert.equal(fused, ops);
+  await assert.rejects(optimize(readFileSync(minibert), { targetOpset: -1 }), /targetOpset/);
 });
