@@ -56,6 +56,13 @@ export interface OptimizeOptions {
    * float16 too), `convert-float16.block` / `.allow` (ops added to / removed from the block list).
    */
   float16?: boolean;
+  /**
+   * Raise the model's default-domain opset to this before optimizing, where every op computes
+   * the same at that version (else the call fails naming the op), so that the
+   * `fuse-normalizations` pass may fuse LayerNormalization (17), Gelu (20) and
+   * RMSNormalization (23). Default: keep the model's opset.
+   */
+  targetOpset?: number;
   /** The input's external-data files by location (as written in the model). */
   externalData?: Record<string, Bytes>;
   /**

@@ -4,7 +4,7 @@
 // run in onnxruntime-node and in onnxruntime-web (Chromium), measured in one run of this script.
 //
 //   node bench/runtime/run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node]
-//       [--load-rounds N] [--run-seconds S] [--out-dir DIR]
+//       [--load-rounds N] [--run-seconds S] [--out-dir DIR] [--target-opset N]
 //
 // Per model and runtime: session creation (median of --load-rounds creations, the variants
 // created in rotated order, a warm-up creation excluded), the first run after creation, the
@@ -12,7 +12,8 @@
 // 20 runs each and --run-seconds in all), each ratio against the original with a 95% bootstrap
 // interval; in node also the peak RSS of a fresh process per variant; the file bytes. Writes
 // results.json and results.md to --out-dir (default bench/runtime). A reported benchmark: it
-// fails nothing (tests/node/runtime-fusions.test.mjs is the test).
+// fails nothing (tests/node/runtime-fusions.test.mjs is the test). --target-opset N adds the
+// variant onnxfold-opN (onnxfold --target-opset N: fused LayerNormalization, Gelu, RMSNorm).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -35,10 +36,10 @@ const { values: opt } = parseArgs({ options: {
   model: { type: 'string', multiple: true }, llm: { type: 'string', default: 'tiny' },
   'no-web': { type: 'boolean', default: false }, 'no-node': { type: 'boolean', default: false },
   'load-rounds': { type: 'string', default: '7' }, 'run-seconds': { type: 'string', default: '3' },
-  'out-dir': { type: 'string', default: here }, help: { type: 'boolean', short: 'h', default: false },
+  'out-dir': { type: 'string', default: here }, 'target-opset': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
 } });
 if (opt.help) {
-  console.log('usage: run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node] [--load-rounds N] [--run-seconds S] [--out-dir DIR]');
+  console.log('usage: run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node] [--load-rounds N] [--run-seconds S] [--out-dir DIR] [--target-opset N]');
   process.exit(0);
 }
 const log = (...a) => console.error(...a);
@@ -101,6 +102,10 @@ async function prepare(m) {
     }
   };
   await make('onnxfold', (out) => sh(cli, ['optimize', input, '-o', out, '-q']));
+  if (opt['target-opset']) {
+    await make(`onnxfold-op${opt['target-opset']}`,
+      (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--target-opset', opt['target-opset']]));
+  }
   await make('onnxfold-fp16', (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--float16']));
   await make('onnxsim', (out) => {
     if (filesOf(original).length) throw new Error('onnxsim (npm) reads one model file: no external data');

@@ -47,6 +47,10 @@ struct Options {
   // After the pipeline: float32 weights and computation become float16, the graph's inputs
   // and outputs stay float32 and ops that overflow in float16 stay float32 (convert-float16).
   bool float16 = false;
+  // Before the pipeline: raise the default-domain opset to this (0: keep the model's), where
+  // every op computes the same there (passes/upgrade_opset.h), so fusions into newer ops
+  // (LayerNormalization 17, Gelu 20, RMSNormalization 23) apply. A model at or above it is kept.
+  int64_t target_opset = 0;
   // Free-form pass settings ("pass.key" -> value).
   std::map<std::string, std::string> extra;
   int max_iterations = 8;

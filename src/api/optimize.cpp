@@ -15,6 +15,7 @@
 #include "passes/pass_manager.h"
 #include "passes/quant/quant_fuse.h"
 #include "passes/registry.h"
+#include "passes/upgrade_opset.h"
 #include "passes/validate.h"
 
 namespace onnxfold {
@@ -117,6 +118,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   }
   std::unique_ptr<Model> model = readInput(bytes, ro);
   validateModel(*model);  // an invalid model is refused before any pass
+  if (options.target_opset > 0) upgradeOpset(model, options.target_opset);
   report.read_ms = msSince(t0);
   report.before = summarize(*model);
   {

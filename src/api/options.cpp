@@ -69,6 +69,14 @@ const std::vector<Entry>& entries() {
         "Convert float32 weights and computation to float16 after the pipeline (inputs and "
         "outputs stay float32; ops that overflow in float16 stay float32)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.float16 = as<bool>(v, s); }},
+      {{"targetOpset", "--target-opset", "integer", "a non-negative integer",
+        "Raise the default-domain opset to this before optimizing, where every op computes the "
+        "same there (else an error names the op), so LayerNormalization (17), Gelu (20) and "
+        "RMSNormalization (23) fusions apply (default: keep the model's)"},
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.target_opset = as<int64_t>(v, s);
+         if (o.target_opset < 0) throw Error("option " + s.name + ": expected " + s.type_help);
+       }},
       {{"maxIterations", "--max-iterations", "integer", "an integer",
         "Cap on pipeline repetitions (default 8)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.max_iterations = as<int>(v, s); }},

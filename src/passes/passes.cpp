@@ -12,6 +12,7 @@ std::vector<PassFactory> builtinPassFactories() {
           createInferShapes,
           createFreeze,
           createFreezingPatterns,
+          createFuseNormalizations,
           createPoolConstants,
           createEliminateCommonSubexpressions,
           createConvertFloat16,

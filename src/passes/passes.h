@@ -14,6 +14,7 @@ std::unique_ptr<Pass> createFoldConstants();                  // fold_constants.
 std::unique_ptr<Pass> createInferShapes();                    // infer_shapes.cpp
 std::unique_ptr<Pass> createFreeze();                         // freeze.cpp
 std::unique_ptr<Pass> createFreezingPatterns();               // freezing_patterns.cpp
+std::unique_ptr<Pass> createFuseNormalizations();             // fuse_normalizations.cpp
 std::unique_ptr<Pass> createPoolConstants();                  // pool_constants.cpp
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cpp
 std::unique_ptr<Pass> createConvertFloat16();                 // convert_float16.cpp

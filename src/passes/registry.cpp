@@ -67,8 +67,8 @@ void checkExtraOptions(const PassOptions& options) {
 std::vector<std::string> defaultPipeline() {
   std::vector<std::string> p;
   // Identity nodes go in freezing-patterns (the eliminate-identity pass is that one pattern).
-  for (const char* name :
-       {"freeze", "fold-constants", "freezing-patterns", "cse", "pool-constants", "dce"}) {
+  for (const char* name : {"freeze", "fold-constants", "freezing-patterns", "fuse-normalizations",
+                           "cse", "pool-constants", "dce"}) {
     if (table().count(name)) p.emplace_back(name);
   }
   return p;

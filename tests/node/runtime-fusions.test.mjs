@@ -38,9 +38,9 @@ async function ortOptimized(path, tag) {
   return readModel(readFileSync(out));
 }
 
-async function compare(t, input, tag) {
+async function compare(t, input, tag, flags = []) {
   const output = join(tmp, `${tag}.onnxfold.onnx`);
-  await run(cli, ['optimize', input, '-o', output, '-q']);
+  await run(cli, ['optimize', input, '-o', output, '-q', ...flags]);
   const a = histogram(await ortOptimized(input, `${tag}.orig`));
   const b = histogram(await ortOptimized(output, `${tag}.ours`));
   const total = (h) => Object.values(h).reduce((x, y) => x + y, 0);
@@ -62,10 +62,21 @@ for (const f of shared) {
   });
 }
 
+// With --target-opset, fuse-normalizations writes LayerNormalization, Gelu and RMSNormalization
+// itself: ORT must still fuse around them (SkipLayerNormalization, ...) as in the original.
+for (const opset of [17, 20]) {
+  test(`ONNX Runtime fuses as much in onnxfold --target-opset ${opset}'s output as in minibert`, async (t) => {
+    const f = 'minibert.op14.nofold.onnx';
+    if (!need(t, haveCli, cliMissing) || !need(t, shared.includes(f), `${f} is missing`)) return;
+    await compare(t, join(modelsDir, f), `minibert.op${opset}`, ['--target-opset', String(opset)]);
+  });
+}
+
 test('ONNX Runtime fuses as much in onnxfold\'s output as in a make_llm decoder (RMSNorm, rotary, SiLU)', async (t) => {
   if (!need(t, haveCli, cliMissing) || !need(t, havePythonOnnx(), 'python3-onnx is not installed')) return;
   const model = join(tmp, 'llm', 'model.onnx');
   await run(python, [makeLlm, '--layers', '2', '--hidden', '64', '--heads', '4', '--kv-heads', '2', '--ffn', '128',
     '--vocab', '256', '--max-pos', '64', '--out', model]);
   await compare(t, model, 'llm');
+  await compare(t, model, 'llm.op23', ['--target-opset', '23']);
 });

@@ -25,6 +25,9 @@ void addEliminateIdentityPatterns(PatternList& out);       // patterns/eliminate
 // patterns/eliminate_arithmetic_identities.cpp
 void addArithmeticIdentityPatterns(PatternList& out);
 void addDropZeroRnnStatePatterns(PatternList& out);  // patterns/drop_zero_rnn_state.cpp
+// The fuse-normalizations pass (fuse_normalizations.cpp).
+void addFuseNormalizationPatterns(PatternList& out);  // patterns/fuse_normalization.cpp
+void addFuseGeluPatterns(PatternList& out);           // patterns/fuse_gelu.cpp
 
 // Shared helpers for pattern builders.
 namespace patterns {
