@@ -13,7 +13,8 @@
 // - so do shape computations: the small values feeding a Cast to an integer type, Resize's
 //   roi and scales;
 // - a type constraint of the op's schema that admits no float16 keeps its values float32, as
-//   do ops of other domains and nodes on sequences of floats;
+//   do ops of other domains (but com.microsoft MatMulNBits, whose T1 converts) and nodes on
+//   sequences of floats;
 // - a weight with values past float16's 65504 stays float32 with its users, unless those
 //   values are 1e8 or more in magnitude and only added or selected (masks of -FLT_MAX meaning
 //   "minus infinity"): they saturate to +-65504, counted in the report;
@@ -383,6 +384,12 @@ class Converter {
     if (call) {
       if (!functions_ok_ || !analyzed_.count(fn->second))
         return block("calls a local function whose calls disagree on input types");
+      setAll(Want::kHalf);
+      return d;
+    }
+    if (n.domain == "com.microsoft" && n.op_type == "MatMulNBits") {
+      // T1 (A, scales, float zero points, bias and the output) is float32 or float16; B and
+      // packed zero points are uint8, g_idx int32 (quantize-weights' int4 'ort' format).
       setAll(Want::kHalf);
       return d;
     }
