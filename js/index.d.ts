@@ -18,7 +18,7 @@ export type Output = Uint8Array | Blob;
 export type QuantMode = '' | 'qoperator' | 'integer' | 'qdq-clean';
 
 /** Weight-only quantization modes (Options.quantize). '' = off. */
-export type QuantizeMode = '' | 'int4' | 'int8';
+export type QuantizeMode = '' | 'int4' | 'int8' | 'q8';
 /** How quantized weights are written (Options.quantFormat). */
 export type QuantFormat = 'qdq' | 'ort';
 
@@ -53,7 +53,9 @@ export interface OptimizeOptions {
   /**
    * Weight-only quantization, after the pipeline (and before `float16`): 'int4' quantizes
    * MatMul weights (constant 2-D float32 B) in blocks of `quantBlockSize` along K (transformers.js
-   * "q4"); 'int8' quantizes MatMul, Gemm and Conv weights per output channel. The report's
+   * "q4"); 'int8' quantizes MatMul, Gemm and Conv weights per output channel; 'q8'
+   * (transformers.js "quantized") makes MatMul DynamicQuantizeLinear + MatMulInteger with uint8
+   * weights per column and a float rescale (Conv stays float). The report's
    * `quantize-weights` pass notes each weight's relative RMS error. Default '' (off).
    */
   quantize?: QuantizeMode;

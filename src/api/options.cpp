@@ -66,13 +66,14 @@ const std::vector<Entry>& entries() {
         "kept)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.quant = as<std::string>(v, s); }},
       {{"quantize", "--quantize", "string", "a string",
-        "Weight-only quantization after the pipeline: int4 (blocked MatMul weights) or int8 "
-        "(per-channel MatMul/Gemm/Conv weights); see quantFormat"},
+        "Weight-only quantization after the pipeline: int4 (blocked MatMul weights), int8 "
+        "(per-channel MatMul/Gemm/Conv weights) or q8 (DynamicQuantizeLinear + MatMulInteger "
+        "with uint8 MatMul weights); see quantFormat"},
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.quantize = as<std::string>(v, s);
-         if (o.quantize != "" && o.quantize != "int4" && o.quantize != "int8")
+         if (o.quantize != "" && o.quantize != "int4" && o.quantize != "int8" && o.quantize != "q8")
            throw Error("option " + s.name + ": unknown mode '" + o.quantize +
-                       "' (valid modes: int4, int8)");
+                       "' (valid modes: int4, int8, q8)");
        }},
       {{"quantFormat", "--quant-format", "string", "a string",
         "How quantized weights are written: qdq (DequantizeLinear; int4 needs opset 21, default) "

@@ -1,4 +1,4 @@
-// quantize-weights: weight-only quantization of a float model (--quantize int4 | int8).
+// quantize-weights: weight-only quantization of a float model (--quantize int4 | int8 | q8).
 //
 //  int4, format ort:  MatMul(A, W)  ->  com.microsoft MatMulNBits(A, B, scales[, zero_points])
 //                     (bits 4, block_size, K, N, accuracy_level); B packed [N, K/bs, bs/2]
@@ -8,6 +8,10 @@
 //  int8 (qdq):        MatMul / Gemm / Conv(W)  ->  the op on DequantizeLinear(Wq, s, z; axis)
 //                     per output channel (MatMul: axis 1, Gemm: by transB, Conv: axis 0),
 //                     INT8 symmetric or UINT8 asymmetric
+//  q8:                MatMul(A, W)  ->  (a, sa, za) = DynamicQuantizeLinear(A);
+//                     Mul(Cast<float>(MatMulInteger(a, Wq, za, zw)), Mul(sa, sw)) with UINT8 Wq,
+//                     asymmetric per column (sw, zw [N]): onnxruntime's quantize_dynamic shape;
+//                     the activation is quantized too, so this one is not exact. Conv stays float.
 // Conditions: W a float32 initializer (not a graph input), 2-D for MatMul/Gemm, A of rank >= 2 for
 // MatMulNBits; the node's op in quantOps and its name matched by no quantExclude glob.
 // Algebra: the model computes op(x, dequant(quant(W))) exactly (quantize_weights.h).
@@ -314,13 +318,14 @@ class QuantizeWeights : public Pass {
  public:
   std::string_view name() const override { return "quantize-weights"; }
   std::string_view description() const override {
-    return "weight-only quantization of MatMul/Gemm/Conv weights (--quantize int4 | int8)";
+    return "weight-only quantization of MatMul/Gemm/Conv weights (--quantize int4 | int8 | q8)";
   }
 
   bool run(Model& model, PassContext& ctx) override {
     const PassOptions& o = ctx.options();
     if (o.quantize.empty()) return false;
     const bool int4 = o.quantize == "int4";
+    const bool q8 = o.quantize == "q8";
     const bool ort = o.quant_format == "ort";
     if (o.quantize == "int8" && ort)
       throw Error("option quantFormat: 'ort' is for int4 (MatMulNBits); int8 is written as qdq");
@@ -332,13 +337,13 @@ class QuantizeWeights : public Pass {
     }
     std::vector<std::string> ops = o.quant_ops;
     if (ops.empty())
-      ops = int4 ? std::vector<std::string>{"MatMul"}
-                 : std::vector<std::string>{"MatMul", "Gemm", "Conv"};
+      ops = int4 || q8 ? std::vector<std::string>{"MatMul"}
+                       : std::vector<std::string>{"MatMul", "Gemm", "Conv"};
     for (const std::string& op : ops) {
-      const bool ok = op == "MatMul" || (!int4 && (op == "Gemm" || op == "Conv"));
+      const bool ok = op == "MatMul" || (!int4 && !q8 && (op == "Gemm" || op == "Conv"));
       if (!ok)
         throw Error("option quantOps: " + op + " cannot be quantized by mode " + o.quantize +
-                    " (int4: MatMul; int8: MatMul, Gemm, Conv)");
+                    " (int4, q8: MatMul; int8: MatMul, Gemm, Conv)");
     }
     bool changed = false;
     Graph& g = *model.graph;  // the main graph (subgraph weights stay float)
@@ -361,7 +366,7 @@ class QuantizeWeights : public Pass {
       }
       Plan plan;
       plan.dims = wt->dims();
-      plan.grid = {int4 ? 4 : 8, o.quant_symmetric};
+      plan.grid = {int4 ? 4 : 8, o.quant_symmetric && !q8};
       if (n->isOp("MatMul") || n->isOp("Gemm")) {
         if (wt->rank() != 2) {
           ctx.explain(*n, "weight is not 2-D");
@@ -382,11 +387,14 @@ class QuantizeWeights : public Pass {
         } else {
           plan.layout = Plan::Layout::kBlockedQdq;
         }
+      } else if (q8 && rankOf(n->input(0)) < 2) {
+        ctx.explain(*n, "input A of unknown rank or rank 1");
+        continue;
       } else {
         plan.layout = Plan::Layout::kPerChannel;
         plan.axis = n->isOp("MatMul") ? 1 : n->isOp("Gemm") ? (n->attrInt("transB", 0) ? 0 : 1) : 0;
       }
-      quantizeNode(model, rw, n, wv, *wt, plan, done, ctx);
+      quantizeNode(model, rw, n, wv, *wt, plan, q8, done, ctx);
       changed = true;
     }
     return changed;
@@ -394,7 +402,7 @@ class QuantizeWeights : public Pass {
 
  private:
   static void quantizeNode(Model& model, Rewriter& rw, Node* n, Value* wv, const Tensor& wt,
-                           const Plan& plan,
+                           const Plan& plan, bool q8,
                            std::map<std::pair<Value*, size_t>, std::vector<Value*>>& done,
                            PassContext& ctx) {
     const PassOptions& o = ctx.options();
@@ -466,6 +474,28 @@ class QuantizeWeights : public Pass {
         imported |= id.domain == "com.microsoft";
       if (!imported) model.opset_import.push_back({"com.microsoft", 1, {}});
       rw.replaceNode(n, {m->output(0)});
+    } else if (q8) {
+      Value* a = n->input(0);
+      Node* dyn = rw.create("DynamicQuantizeLinear", {a}, 3, n);
+      dyn->name = n->name + "_DynamicQuantizeLinear";
+      dyn->output(0)->type = Type::tensor(DataType::kUint8, a->type.shape);
+      dyn->output(1)->type = Type::tensor(DataType::kFloat, Shape{});
+      dyn->output(2)->type = Type::tensor(DataType::kUint8, Shape{});
+      Node* mi =
+          rw.create("MatMulInteger", {dyn->output(0), parts[0], dyn->output(2), parts[2]}, 1, n);
+      mi->name = n->name + "_MatMulInteger";
+      mi->output(0)->type = Type::tensor(DataType::kInt32, n->output(0)->type.shape);
+      Node* cast = rw.create("Cast", {mi->output(0)}, 1, n);
+      cast->name = n->name + "_Cast";
+      cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::kFloat)));
+      cast->output(0)->type = n->output(0)->type;
+      Node* scale = rw.create("Mul", {dyn->output(1), parts[1]}, 1, n);
+      scale->name = n->name + "_scale";
+      scale->output(0)->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(nn)}, {}});
+      Node* y = rw.create("Mul", {cast->output(0), scale->output(0)}, 1, n);
+      y->name = n->name + "_rescale";
+      y->output(0)->type = n->output(0)->type;
+      rw.replaceNode(n, {y->output(0)});
     } else {
       std::vector<Value*> in(parts.begin(), parts.end());
       Node* dq = rw.create("DequantizeLinear", in, 1, n);

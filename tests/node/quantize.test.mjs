@@ -1,8 +1,9 @@
 // --quantize (weight-only quantization) under ONNX Runtime, on minibert, a small Llama-shaped
 // decoder (make_llm.py) and a hand-built opset-21 MatMul model, in int4 ort (MatMulNBits), int4
-// qdq (opset 21 only), int8 qdq and int4 ort + float16 (q4f16). Each quantized model must
+// qdq (opset 21 only), int8 qdq, q8 (DynamicQuantizeLinear + MatMulInteger) and int4 ort + float16
+// (q4f16). Each quantized model must
 //  - load and run in onnxruntime-node;
-//  - compute x @ dequant(quant(W)) exactly (within float rounding): it is compared by the oracle
+//  - (int4, int8) compute x @ dequant(quant(W)) exactly (within float rounding): it is compared by the oracle
 //    with the float model whose weights are replaced by the dequantized values, decoded from the
 //    stored bytes by tests/node/dequantize_weights.py (numpy, independent of our packer);
 //  - stay close to the original float model on the oracle's seeded inputs: cosine of every float
@@ -23,11 +24,12 @@ import { compareModels, makeInputs } from './oracle.mjs';
 const SEED = 3;
 // End-to-end thresholds against the float model (random-weight models: int4 costs more there
 // than on trained weights, whose distributions are narrower).
-const COSINE = { int4: 0.98, int8: 0.999, q4f16: 0.98 };
-const ARGMAX = { int4: 0.75, int8: 0.9, q4f16: 0.75 };
+const COSINE = { int4: 0.98, int8: 0.999, q8: 0.99, q4f16: 0.98 };
+const ARGMAX = { int4: 0.75, int8: 0.9, q8: 0.8, q4f16: 0.75 };
 const MODES = {
   int4: ['--quantize', 'int4', '--quant-format', 'ort'],
   int8: ['--quantize', 'int8'],
+  q8: ['--quantize', 'q8'],
   q4f16: ['--quantize', 'int4', '--quant-format', 'ort', '--float16'],
 };
 
@@ -113,8 +115,9 @@ async function checkModel(t, name, input, modes = Object.keys(MODES)) {
     const errors = qrun.notes.filter((n) => /relative RMS error/.test(n));
     assert.equal(errors.length, qrun.counters['weights quantized'], 'one error note per weight');
     const worstWeight = Math.max(...errors.map((n) => Number(n.match(/error ([0-9.e+-]+)/)[1])));
-    if (mode !== 'q4f16') {
-      // Exactly dequant(quant(W)): against the float model with the decoded weights.
+    if (mode !== 'q4f16' && mode !== 'q8') {
+      // Exactly dequant(quant(W)): against the float model with the decoded weights (q8 quantizes
+      // the activations too, q4f16 computes in float16: those are compared end to end only).
       const ref = join(tmp, `${name}.${mode}.dequantized.onnx`);
       execFileSync(python, [dequantizer, path, ref]);
       const r = await compareModels(ref, path, { seed: SEED, rtol: 1e-3, atol: 1e-4 });
