@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -174,6 +175,37 @@ TEST(QuantizeWeights, PassInt4QdqComputesDequantizedWeights) {
 TEST(QuantizeWeights, PassInt8PerChannel) {
   checkPassMatMul("int8", true, 17);
   checkPassMatMul("int8", false, 17);
+}
+
+TEST(QuantizeWeights, PassQ8MakesDynamicIntegerMatMul) {
+  const int64_t k = 32, n = 6;
+  test::ModelBuilder b(17);
+  Value* x = b.input("x", DataType::kFloat, {2, k});
+  const std::vector<float> wv = randomWeights(static_cast<size_t>(k * n), 7);
+  b.output(b.op("MatMul", {x, b.initializer("w", {k, n}, wv)}, {}, "mm"));
+  std::unique_ptr<Model> m = b.build();
+  PassOptions po;
+  po.quantize = "q8";
+  ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
+  EXPECT_EQ(test::countOps(*m->graph, "MatMulInteger"), 1U);
+  EXPECT_EQ(test::countOps(*m->graph, "DynamicQuantizeLinear"), 1U);
+  EXPECT_EQ(test::countOps(*m->graph, "MatMul"), 0U);
+  const std::vector<float> xv = test::ramp(static_cast<size_t>(2 * k));
+  const auto got = test::evaluateByFolding(*m, {{"x", test::floatTensor({2, k}, xv)}});
+  // Both operands carry at most half a step of 8-bit error: within 3% of the output's range.
+  std::vector<float> want(static_cast<size_t>(2 * n), 0.0F);
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t c = 0; c < n; ++c) {
+      float& y = want[static_cast<size_t>(i * n + c)];
+      for (int64_t r = 0; r < k; ++r)
+        y += xv[static_cast<size_t>(i * k + r)] * wv[static_cast<size_t>(r * n + c)];
+      lo = std::min(lo, y);
+      hi = std::max(hi, y);
+    }
+  }
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got.at(0).at(i), want[i], 0.03F * (hi - lo)) << i;
 }
 
 TEST(QuantizeWeights, Int4QdqNeedsOpset21) {
