@@ -81,7 +81,7 @@ Quantized quantizeBlockwiseK(const float* w, int64_t k, int64_t n, int64_t block
       out.params[static_cast<size_t>(b * n + c)] = p;
       for (int64_t r = 0; r < rows; ++r) {
         out.q[static_cast<size_t>((k0 + r) * n + c)] =
-            static_cast<int8_t>(quantizeValue(col[r * n], p, g));
+            static_cast<int16_t>(quantizeValue(col[r * n], p, g));
       }
     }
   }
@@ -119,17 +119,17 @@ Quantized quantizePerChannel(const float* w, const std::vector<int64_t>& dims, s
     for (size_t o = 0; o < s.outer; ++o) {
       for (size_t i = 0; i < s.inner; ++i) {
         const size_t idx = (o * s.channels + c) * s.inner + i;
-        out.q[idx] = static_cast<int8_t>(quantizeValue(w[idx], p, g));
+        out.q[idx] = static_cast<int16_t>(quantizeValue(w[idx], p, g));
       }
     }
   }
   return out;
 }
 
-std::vector<uint8_t> packNibbles(const std::vector<int8_t>& q) {
+std::vector<uint8_t> packNibbles(const std::vector<int16_t>& q) {
   std::vector<uint8_t> out((q.size() + 1) / 2, 0);
   for (size_t i = 0; i < q.size(); ++i) {
-    const auto nib = static_cast<uint8_t>(static_cast<uint8_t>(q[i]) & 0x0F);
+    const auto nib = static_cast<uint8_t>(q[i] & 0x0F);
     out[i / 2] |= static_cast<uint8_t>(i % 2 == 0 ? nib : nib << 4);
   }
   return out;
@@ -260,7 +260,9 @@ class QuantizedPart : public Source {
         if (plan_.layout == Plan::Layout::kOrt)
           return wq::packMatMulNBits(qw, k, n, plan_.block, plan_.grid);
         if (plan_.grid.bits == 4) return wq::packNibbles(qw.q);
-        out.assign(qw.q.begin(), qw.q.end());
+        out.resize(qw.q.size());
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = static_cast<uint8_t>(qw.q[i]);  // int8 two's complement, or uint8
         return out;
       case Part::kScale: {
         std::vector<float> s(qw.params.size());
@@ -279,11 +281,13 @@ class QuantizedPart : public Source {
       case Part::kZeroPoint: {
         if (plan_.layout == Plan::Layout::kOrt)
           return wq::packMatMulNBitsZeroPoints(qw, k, n, plan_.block);
-        std::vector<int8_t> z(qw.params.size());
+        std::vector<int16_t> z(qw.params.size());
         for (size_t i = 0; i < z.size(); ++i)
-          z[i] = static_cast<int8_t>(qw.params[i].zero_point);
+          z[i] = static_cast<int16_t>(qw.params[i].zero_point);
         if (plan_.grid.bits == 4) return wq::packNibbles(z);
-        out.assign(z.begin(), z.end());
+        out.resize(z.size());
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = static_cast<uint8_t>(z[i]);
         return out;
       }
     }

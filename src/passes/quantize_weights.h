@@ -39,7 +39,7 @@ inline float dequantizeValue(int32_t q, GroupParams p) {
 // A quantized weight: values q (one per weight, in the weight's order) and one parameter pair
 // per group.
 struct Quantized {
-  std::vector<int8_t> q;  // int4/int8 signed, or uint4 stored as 0..15 (uint8 below as int8 bits)
+  std::vector<int16_t> q;  // the grid's values: -8..7, 0..15, -128..127 or 0..255
   std::vector<GroupParams> params;
 };
 
@@ -51,7 +51,7 @@ Quantized quantizePerChannel(const float* w, const std::vector<int64_t>& dims, s
 
 // Packs 4-bit values two per byte, element 2i in the low nibble (ONNX INT4/UINT4 and
 // MatMulNBits order); an odd count leaves the last high nibble 0.
-std::vector<uint8_t> packNibbles(const std::vector<int8_t>& q);
+std::vector<uint8_t> packNibbles(const std::vector<int16_t>& q);
 
 // MatMulNBits B: [N, ceil(K / block), block / 2] bytes from blockwise q of W [K, N]; values are
 // stored unsigned (signed q + 8 when symmetric: the op's default zero point is 8). Rows past K in
