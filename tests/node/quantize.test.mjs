@@ -112,8 +112,10 @@ async function quantize(input, name, flags) {
 async function checkModel(t, name, input, modes = Object.keys(MODES)) {
   const opt = join(tmp, `${name}.opt.onnx`);
   await run(cli, ['optimize', input, '-o', opt, '-q']);
+  const paths = {};
   for (const mode of modes) {
     const { path, report } = await quantize(input, `${name}.${mode}`, MODES[mode]);
+    paths[mode] = path;
     assert.deepEqual(report.warnings, [], `${name} ${mode}: warnings: ${report.warnings.join('; ')}`);
     const qrun = report.passes.find((p) => p.pass === 'quantize-weights');
     assert.ok(qrun?.changed, `${name} ${mode}: quantize-weights changed the model`);
@@ -127,6 +129,12 @@ async function checkModel(t, name, input, modes = Object.keys(MODES)) {
       execFileSync(python, [dequantizer, path, ref]);
       const r = await compareModels(ref, path, { seed: SEED, rtol: 1e-3, atol: 1e-4 });
       assert.ok(r.ok, `${name} ${mode} is not x @ dequant(quant(W)): ${r.message}`);
+    }
+    if (mode === 'q4f16' && paths.int4) {
+      // float16 computation of the same int4 model: within float16's error of it (as --float16).
+      for (const o of await endToEnd(paths.int4, path)) {
+        assert.ok(o.rel <= 1e-2, `${name} q4f16: ${o.name} differs from int4 by ${o.rel} of its range`);
+      }
     }
     const outs = await endToEnd(input, path);
     for (const o of outs) {
@@ -182,6 +190,10 @@ test('--quantize int4 qdq at opset 21 (symmetric and not) agrees with MatMulNBit
     execFileSync(python, [dequantizer, qdq.path, ref]);
     const d = await compareModels(ref, qdq.path, { seed: SEED, rtol: 1e-4, atol: 1e-4 });
     assert.ok(d.ok, `${tag}: qdq is not x @ dequant(quant(W)): ${d.message}`);
+    // q4f16 in the standard format: DequantizeLinear with float16 scales (opset 21).
+    const half = await quantize(input, `mm21.qdq16.${tag}`, ['--quantize', 'int4', '--float16', ...flags]);
+    const [h] = await endToEnd(qdq.path, half.path);
+    assert.ok(h.rel <= 1e-2, `${tag}: float16 qdq differs from qdq by ${h.rel} of the range`);
     const [o] = await endToEnd(input, qdq.path);
     assert.ok(o.cosine >= 0.99, `${tag}: cosine ${o.cosine}`);
     t.diagnostic(`mm21 ${tag}: ${sizeOf(input)} -> qdq ${sizeOf(qdq.path)}, ort ${sizeOf(nbits.path)} bytes, cosine ${o.cosine.toFixed(5)}`);
