@@ -68,7 +68,11 @@ export interface OptimizeOptions {
   quantBlockSize?: number;
   /** Symmetric quantization with zero point 0 (default true); false: unsigned with zero points. */
   quantSymmetric?: boolean;
-  /** Op types whose weights are quantized. Default: int4 ['MatMul'], int8 ['MatMul', 'Gemm', 'Conv']. */
+  /**
+   * Op types whose weights are quantized. Default: int4 and q8 ['MatMul'], int8 ['MatMul', 'Gemm',
+   * 'Conv']. int4 with quantFormat 'ort' also takes 'Gather' (tables [V, H] to
+   * GatherBlockQuantized).
+   */
   quantOps?: string[];
   /** Node names or globs whose weights stay float. */
   quantExclude?: string[];

@@ -97,7 +97,8 @@ const std::vector<Entry>& entries() {
         "Symmetric quantization, zero point 0 (default true; false: unsigned with zero points)"},
        [](Options& o, const Json& v, const OptionSpec& s) { o.quant_symmetric = as<bool>(v, s); }},
       {{"quantOps", "--quant-ops", "string[]", "an array of op types",
-        "Op types whose weights are quantized (default: int4 MatMul; int8 MatMul, Gemm, Conv)"},
+        "Op types whose weights are quantized (default: int4 and q8 MatMul; int8 MatMul, Gemm, "
+        "Conv; int4 ort also takes Gather: GatherBlockQuantized)"},
        [](Options& o, const Json& v, const OptionSpec& s) {
          o.quant_ops = as<std::vector<std::string>>(v, s);
        }},

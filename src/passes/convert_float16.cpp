@@ -13,7 +13,7 @@
 // - so do shape computations: the small values feeding a Cast to an integer type, Resize's
 //   roi and scales;
 // - a type constraint of the op's schema that admits no float16 keeps its values float32, as
-//   do ops of other domains (but com.microsoft MatMulNBits, whose T1 converts) and nodes on
+//   do ops of other domains (but com.microsoft MatMulNBits / GatherBlockQuantized) and nodes on
 //   sequences of floats;
 // - a weight with values past float16's 65504 stays float32 with its users, unless those
 //   values are 1e8 or more in magnitude and only added or selected (masks of -FLT_MAX meaning
@@ -387,9 +387,11 @@ class Converter {
       setAll(Want::kHalf);
       return d;
     }
-    if (n.domain == "com.microsoft" && n.op_type == "MatMulNBits") {
-      // T1 (A, scales, float zero points, bias and the output) is float32 or float16; B and
-      // packed zero points are uint8, g_idx int32 (quantize-weights' int4 'ort' format).
+    if (n.domain == "com.microsoft" &&
+        (n.op_type == "MatMulNBits" || n.op_type == "GatherBlockQuantized")) {
+      // MatMulNBits' T1 (A, scales, float zero points, bias, the output) and
+      // GatherBlockQuantized's T2 (scales, the output) are float32 or float16; the packed data
+      // and zero points are uint8, indices and g_idx integers (quantize-weights' int4 'ort').
       setAll(Want::kHalf);
       return d;
     }

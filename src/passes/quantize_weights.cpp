@@ -2,6 +2,8 @@
 //
 //  int4, format ort:  MatMul(A, W)  ->  com.microsoft MatMulNBits(A, B, scales[, zero_points])
 //                     (bits 4, block_size, K, N, accuracy_level); B packed [N, K/bs, bs/2]
+//  int4, format ort, quantOps with Gather:  Gather(table [V, H], idx)  ->  com.microsoft
+//                     GatherBlockQuantized(table q [V, H/2], idx, scales [V, H/bs]); blocks along H
 //  int4, format qdq:  MatMul(A, W)  ->  MatMul(A, DequantizeLinear(Wq, s[, z]; axis 0, block_size))
 //                     with INT4 (symmetric) / UINT4 Wq [K, N] and s, z [ceil(K/bs), N] (opset >=
 //                     21)
@@ -206,7 +208,8 @@ using namespace quant;
 // How one weight is quantized and laid out.
 struct Plan {
   enum class Layout { kOrt, kBlockedQdq, kPerChannel } layout;
-  std::vector<int64_t> dims;  // of the float weight
+  std::vector<int64_t> dims;  // of the float weight (transposed when `transposed`)
+  bool transposed = false;    // a Gather's table [V, H], quantized as W = table^T [H, V]
   int64_t block = 0;          // kOrt / kBlockedQdq
   size_t axis = 0;            // kPerChannel
   wq::Grid grid;
@@ -219,10 +222,17 @@ struct Plan {
 
 // The float weight's values (a temporary copy: the weight may be an unaligned view or a range of
 // an external-data file, which this does not make resident).
-std::vector<float> readFloats(const Tensor& t) {
+std::vector<float> readFloats(const Tensor& t, bool transposed) {
   std::vector<float> v(static_cast<size_t>(t.numElements()));
   t.buffer().copyTo(0, v.size() * sizeof(float), reinterpret_cast<uint8_t*>(v.data()));
-  return v;
+  if (!transposed) return v;
+  const auto rows = static_cast<size_t>(t.dims()[0]);
+  const auto cols = static_cast<size_t>(t.dims()[1]);
+  std::vector<float> tv(v.size());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < cols; ++c)
+      tv[c * rows + r] = v[r * cols + c];
+  return tv;
 }
 
 // One output tensor of a weight's quantization, computed when first read.
@@ -244,7 +254,7 @@ class QuantizedPart : public Source {
 
  private:
   std::vector<uint8_t> compute() const {
-    std::vector<float> w = readFloats(weight_);
+    std::vector<float> w = readFloats(weight_, plan_.transposed);
     const wq::Quantized qw = plan_.quantize(w.data());
     w = {};
     const int64_t k = plan_.dims[0];
@@ -341,13 +351,15 @@ class QuantizeWeights : public Pass {
     }
     std::vector<std::string> ops = o.quant_ops;
     if (ops.empty())
-      ops = int4 || q8 ? std::vector<std::string>{"MatMul"}
+      ops = int4 || q8 ? std::vector<std::string>{"MatMul"}  // Gather on request, as onnxruntime
                        : std::vector<std::string>{"MatMul", "Gemm", "Conv"};
     for (const std::string& op : ops) {
-      const bool ok = op == "MatMul" || (!int4 && !q8 && (op == "Gemm" || op == "Conv"));
+      const bool ok = op == "MatMul" || (int4 && ort && op == "Gather") ||
+                      (!int4 && !q8 && (op == "Gemm" || op == "Conv"));
       if (!ok)
         throw Error("option quantOps: " + op + " cannot be quantized by mode " + o.quantize +
-                    " (int4, q8: MatMul; int8: MatMul, Gemm, Conv)");
+                    " (int4: MatMul, and Gather with quantFormat ort; q8: MatMul; int8: "
+                    "MatMul, Gemm, Conv)");
     }
     bool changed = false;
     Graph& g = *model.graph;  // the main graph (subgraph weights stay float)
@@ -360,8 +372,9 @@ class QuantizeWeights : public Pass {
         ctx.explain(*n, "excluded by quantExclude");
         continue;
       }
-      if (n->inputs().size() < 2 || n->input(1) == nullptr) continue;
-      Value* wv = n->input(1);
+      const bool gather = n->isOp("Gather");
+      if (n->inputs().size() < 2 || n->input(gather ? 0 : 1) == nullptr) continue;
+      Value* wv = n->input(gather ? 0 : 1);
       const Tensor* wt = constantOf(wv);
       if (dequantizeOf(wv) != nullptr) continue;  // quantized already
       if (wt == nullptr || wt->dtype() != DataType::kFloat) {
@@ -371,7 +384,18 @@ class QuantizeWeights : public Pass {
       Plan plan;
       plan.dims = wt->dims();
       plan.grid = {int4 ? 4 : 8, o.quant_symmetric && !q8};
-      if (n->isOp("MatMul") || n->isOp("Gemm")) {
+      if (gather) {
+        // GatherBlockQuantized: rows of the table in blocks along H (H a multiple of the block).
+        if (wt->rank() != 2 || n->attrInt("axis", 0) != 0 ||
+            wt->dims()[1] % o.quant_block_size != 0) {
+          ctx.explain(*n,
+                      "Gather of a table that is not 2-D, on axis != 0, or with rows not a "
+                      "multiple of quantBlockSize");
+          continue;
+        }
+        plan.transposed = true;
+        plan.dims = {wt->dims()[1], wt->dims()[0]};
+      } else if (n->isOp("MatMul") || n->isOp("Gemm")) {
         if (wt->rank() != 2) {
           ctx.explain(*n, "weight is not 2-D");
           continue;
@@ -384,7 +408,7 @@ class QuantizeWeights : public Pass {
         plan.block = o.quant_block_size;
         if (ort) {
           plan.layout = Plan::Layout::kOrt;
-          if (rankOf(n->input(0)) < 2) {
+          if (!gather && rankOf(n->input(0)) < 2) {
             ctx.explain(*n, "input A of unknown rank or rank 1 (MatMulNBits needs rank >= 2)");
             continue;
           }
@@ -405,6 +429,13 @@ class QuantizeWeights : public Pass {
   }
 
  private:
+  static void importMicrosoft(Model& model) {
+    bool imported = false;
+    for (const OpsetId& id : model.opset_import)
+      imported |= id.domain == "com.microsoft";
+    if (!imported) model.opset_import.push_back({"com.microsoft", 1, {}});
+  }
+
   static void quantizeNode(Model& model, Rewriter& rw, Node* n, Value* wv, const Tensor& wt,
                            const Plan& plan, bool q8,
                            std::map<std::pair<Value*, size_t>, std::vector<Value*>>& done,
@@ -414,11 +445,11 @@ class QuantizeWeights : public Pass {
     const int64_t k = plan.dims[0];
     const int64_t nn = plan.dims.size() > 1 ? plan.dims[1] : 1;
     const int64_t blocks = plan.block > 0 ? (k + plan.block - 1) / plan.block : 0;
-    const auto key = std::make_pair(wv, plan.axis);
+    const auto key = std::make_pair(wv, plan.transposed ? size_t{99} : plan.axis);
     auto it = done.find(key);
     if (it == done.end()) {
       {  // the error, once per weight (the result is dropped again)
-        std::vector<float> w = readFloats(wt);
+        std::vector<float> w = readFloats(wt, plan.transposed);
         const wq::Quantized qw = plan.quantize(w.data());
         const double e = wq::relativeRmsError(w.data(), plan.dims, qw, plan.block, plan.axis);
         char buf[64];
@@ -432,16 +463,24 @@ class QuantizeWeights : public Pass {
       std::vector<Value*> parts;
       const bool sym = plan.grid.symmetric;
       if (plan.layout == Plan::Layout::kOrt) {
-        parts.push_back(rw.constant(
-            deferredTensor(wt, plan, Part::kData, DataType::kUint8, {nn, blocks, plan.block / 2}),
-            base + "_Q4"));
+        // MatMulNBits: B [N, blocks, bs/2], scales [N * blocks], zero points [N * ceil(blocks/2)];
+        // GatherBlockQuantized: the same bytes as [V, H/2], [V, blocks], [V, ceil(blocks/2)].
+        const bool g = plan.transposed;
+        const int64_t zpc = (blocks + 1) / 2;
         parts.push_back(
-            rw.constant(deferredTensor(wt, plan, Part::kScale, DataType::kFloat, {nn * blocks}),
-                        base + "_scales"));
+            rw.constant(deferredTensor(wt, plan, Part::kData, DataType::kUint8,
+                                       g ? std::vector<int64_t>{nn, blocks * plan.block / 2}
+                                         : std::vector<int64_t>{nn, blocks, plan.block / 2}),
+                        base + "_Q4"));
+        parts.push_back(rw.constant(deferredTensor(wt, plan, Part::kScale, DataType::kFloat,
+                                                   g ? std::vector<int64_t>{nn, blocks}
+                                                     : std::vector<int64_t>{nn * blocks}),
+                                    base + "_scales"));
         if (!sym)
-          parts.push_back(rw.constant(deferredTensor(wt, plan, Part::kZeroPoint, DataType::kUint8,
-                                                     {nn * ((blocks + 1) / 2)}),
-                                      base + "_zero_points"));
+          parts.push_back(rw.constant(
+              deferredTensor(wt, plan, Part::kZeroPoint, DataType::kUint8,
+                             g ? std::vector<int64_t>{nn, zpc} : std::vector<int64_t>{nn * zpc}),
+              base + "_zero_points"));
       } else {
         const DataType qt = plan.grid.bits == 4 ? (sym ? DataType::kInt4 : DataType::kUint4)
                                                 : (sym ? DataType::kInt8 : DataType::kUint8);
@@ -461,7 +500,19 @@ class QuantizeWeights : public Pass {
       it = done.emplace(key, parts).first;
     }
     const std::vector<Value*>& parts = it->second;
-    if (plan.layout == Plan::Layout::kOrt) {
+    if (plan.transposed) {
+      Node* gq = rw.create("GatherBlockQuantized", {parts[0], n->input(1), parts[1]}, 1, n);
+      if (parts.size() > 2) rw.addInput(gq, parts[2]);
+      gq->domain = "com.microsoft";
+      gq->name = n->name.empty() ? base + "_GatherBlockQuantized" : n->name + "_Q4";
+      gq->setAttr(Attribute::makeInt("gather_axis", 0));
+      gq->setAttr(Attribute::makeInt("quantize_axis", 1));
+      gq->setAttr(Attribute::makeInt("block_size", plan.block));
+      gq->setAttr(Attribute::makeInt("bits", 4));
+      gq->output(0)->type = n->output(0)->type;
+      importMicrosoft(model);
+      rw.replaceNode(n, {gq->output(0)});
+    } else if (plan.layout == Plan::Layout::kOrt) {
       Node* m = rw.create("MatMulNBits", {n->input(0), parts[0], parts[1]}, 1, n);
       if (parts.size() > 2) rw.addInput(m, parts[2]);
       m->domain = "com.microsoft";
@@ -473,10 +524,7 @@ class QuantizeWeights : public Pass {
       if (o.quant_accuracy_level > 0)
         m->setAttr(Attribute::makeInt("accuracy_level", o.quant_accuracy_level));
       m->output(0)->type = n->output(0)->type;
-      bool imported = false;
-      for (const OpsetId& id : model.opset_import)
-        imported |= id.domain == "com.microsoft";
-      if (!imported) model.opset_import.push_back({"com.microsoft", 1, {}});
+      importMicrosoft(model);
       rw.replaceNode(n, {m->output(0)});
     } else if (q8) {
       Value* a = n->input(0);

@@ -248,5 +248,30 @@ TEST(QuantizeWeights, Int4OrtMakesMatMulNBits) {
   }
 }
 
+TEST(QuantizeWeights, GatherBlockQuantizedOnRequest) {
+  test::ModelBuilder b(17);
+  Value* ids = b.input("ids", DataType::kInt64, {2, 3});
+  Value* table = b.initializer("emb", {10, 64}, randomWeights(640, 8));
+  b.output(b.op("Gather", {table, ids}, {}, "embed"));
+  std::unique_ptr<Model> m = b.build();
+  PassOptions po;
+  po.quantize = "int4";
+  po.quant_format = "ort";
+  EXPECT_FALSE(test::runPass(*m, "quantize-weights", po));  // Gather is not quantized by default
+  po.quant_ops = {"MatMul", "Gather"};
+  po.quant_symmetric = false;
+  ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
+  ASSERT_EQ(test::countOps(*m->graph, "GatherBlockQuantized"), 1U);
+  for (const Node* n : m->graph->nodes()) {
+    EXPECT_EQ(n->attrInt("quantize_axis", -1), 1);
+    EXPECT_EQ(n->input(0)->initializer()->dims(), (std::vector<int64_t>{10, 32}));
+    EXPECT_EQ(n->input(2)->initializer()->dims(), (std::vector<int64_t>{10, 2}));
+    EXPECT_EQ(n->input(3)->initializer()->dims(), (std::vector<int64_t>{10, 1}));
+  }
+  po.quantize = "int8";
+  po.quant_format = "qdq";
+  EXPECT_THROW(test::runPass(*m, "quantize-weights", po), Error);  // Gather is int4 ort only
+}
+
 }  // namespace
 }  // namespace onnxfold

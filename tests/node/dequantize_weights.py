@@ -1,5 +1,5 @@
 """The float model a weight-quantized model stands for: every com.microsoft MatMulNBits becomes
-MatMul(A, W) and every DequantizeLinear of constants becomes its float value, with W decoded here
+MatMul(A, W), every GatherBlockQuantized Gather(table) and every DequantizeLinear of constants becomes its float value, with W decoded here
 from the stored bytes (numpy; independent of onnxfold's packer and kernels).
 
 usage: dequantize_weights.py IN.onnx OUT.onnx
@@ -52,6 +52,24 @@ def main(src, dst):
             name = n.input[1] + "_dequantized"
             added.append(numpy_helper.from_array(w, name))
             nodes.append(helper.make_node("MatMul", [n.input[0], name], list(n.output), name=n.name))
+            continue
+        if n.op_type == "GatherBlockQuantized" and n.domain == "com.microsoft":
+            assert attrs.get("bits", 4) == 4 and attrs.get("gather_axis", 0) == 0
+            assert attrs.get("quantize_axis", 1) == 1
+            bs = attrs["block_size"]
+            s = numpy_helper.to_array(inits[n.input[2]]).astype(np.float64)  # [V, blocks]
+            v, blocks = s.shape
+            h = blocks * bs
+            q = nibbles(inits[n.input[0]].raw_data, v * h).reshape(v, h).astype(np.float64)
+            if len(n.input) > 3 and n.input[3]:
+                z = nibbles(inits[n.input[3]].raw_data, v * ((blocks + 1) // 2) * 2)
+                z = z.reshape(v, -1)[:, :blocks]
+            else:
+                z = np.full((v, blocks), 8)
+            w = (q - np.repeat(z, bs, axis=1)) * np.repeat(s, bs, axis=1)
+            name = n.input[0] + "_dequantized"
+            added.append(numpy_helper.from_array(w.astype(np.float32), name))
+            nodes.append(helper.make_node("Gather", [name, n.input[1]], list(n.output), name=n.name, axis=0))
             continue
         if n.op_type == "DequantizeLinear" and all(i in inits for i in n.input if i):
             x = inits[n.input[0]]
