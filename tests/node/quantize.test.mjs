@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import ort from 'onnxruntime-node';
 
-import { cli, cliMissing, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
 import { compareModels, makeInputs } from './oracle.mjs';
 
@@ -209,6 +209,23 @@ test('--quantize int4 qdq at opset 21 (symmetric and not) agrees with MatMulNBit
     (e) => /opset 21/.test(e.stderr));
   await assert.rejects(run(cli, ['optimize', old, '-o', join(tmp, 'mm17.q.onnx'), '--quantize', 'int4', '--quant-block-size', '24']),
     (e) => /--quant-block-size|quantBlockSize/.test(e.stderr));
+});
+
+test('npm: optimize(bytes, { quantize }) gives the native CLI\'s bytes; bad values are refused', async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, cliMissing)) return;
+  const { optimize } = await import('onnxfold');
+  const input = join(modelsDir, 'minibert.op14.nofold.onnx');
+  if (!need(t, existsSync(input), `${input} is missing`)) return;
+  const options = { quantize: 'int4', quantFormat: 'ort', quantOps: ['MatMul', 'Gather'], quantSymmetric: false };
+  const { model, report } = await optimize(readFileSync(input), options);
+  const native = join(tmp, 'minibert.npm-vs-native.onnx');
+  await run(cli, ['optimize', input, '-o', native, '--quantize', 'int4', '--quant-format', 'ort',
+    '--quant-ops', 'MatMul,Gather', '--quant-symmetric=false', '-q']);
+  assert.ok(Buffer.from(model).equals(readFileSync(native)), 'wasm and native quantized outputs are byte-identical');
+  assert.equal(report.passes.find((p) => p.pass === 'quantize-weights')?.counters['weights quantized'], 15);
+  await assert.rejects(optimize(readFileSync(input), { quantize: 'int3' }), /quantize: unknown mode 'int3'/);
+  await assert.rejects(optimize(readFileSync(input), { quantize: 'int4', quantBlockSize: 20 }), /quantBlockSize/);
+  await assert.rejects(optimize(readFileSync(input), { quantize: 'int4' }), /opset 21/);
 });
 
 test('--quantize table', { concurrency: false }, (t) => {
