@@ -17,6 +17,11 @@ export type Output = Uint8Array | Blob;
 /** Quantization finalize modes (Options.quant). '' = off. */
 export type QuantMode = '' | 'qoperator' | 'integer' | 'qdq-clean';
 
+/** Weight-only quantization modes (Options.quantize). '' = off. */
+export type QuantizeMode = '' | 'int4' | 'int8' | 'q8';
+/** How quantized weights are written (Options.quantFormat). */
+export type QuantFormat = 'qdq' | 'ort';
+
 export interface Progress {
   /** 'read', 'optimize' or 'write'. */
   stage: 'read' | 'optimize' | 'write';
@@ -47,6 +52,34 @@ export interface OptimizeOptions {
   foldDequantizeWeights?: boolean;
   /** Quantization finalize mode. Default '' (off). */
   quant?: QuantMode;
+  /**
+   * Weight-only quantization, after the pipeline (and before `float16`): 'int4' quantizes
+   * MatMul weights (constant 2-D float32 B) in blocks of `quantBlockSize` along K (transformers.js
+   * "q4"); 'int8' quantizes MatMul, Gemm and Conv weights per output channel; 'q8'
+   * (transformers.js "quantized") makes MatMul DynamicQuantizeLinear + MatMulInteger with uint8
+   * weights per column and a float rescale (Conv stays float). The report's
+   * `quantize-weights` pass notes each weight's relative RMS error. Default '' (off).
+   */
+  quantize?: QuantizeMode;
+  /**
+   * 'qdq' (default): DequantizeLinear of int4/int8 constants feeding the op (int4 needs a model
+   * of opset 21). 'ort': int4 as com.microsoft MatMulNBits (ONNX Runtime only).
+   */
+  quantFormat?: QuantFormat;
+  /** int4 block length along K: a power of two from 16 to 256. Default 32. */
+  quantBlockSize?: number;
+  /** Symmetric quantization with zero point 0 (default true); false: unsigned with zero points. */
+  quantSymmetric?: boolean;
+  /**
+   * Op types whose weights are quantized. Default: int4 and q8 ['MatMul'], int8 ['MatMul', 'Gemm',
+   * 'Conv']. int4 with quantFormat 'ort' also takes 'Gather' (tables [V, H] to
+   * GatherBlockQuantized).
+   */
+  quantOps?: string[];
+  /** Node names or globs whose weights stay float. */
+  quantExclude?: string[];
+  /** MatMulNBits accuracy_level, 0-4 (0, the default: not written, as onnxruntime's quantizer). */
+  quantAccuracyLevel?: number;
   /**
    * After the pipeline, convert float32 weights and computation to float16 (about half the
    * size): the graph's inputs and outputs stay float32 (one Cast at the boundary), and ops that

@@ -138,8 +138,30 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   }
   po.fold_dequantize_weights = options.fold_dequantize_weights;
   po.extra = options.extra;
+  po.quantize = options.quantize;
+  po.quant_format = options.quant_format;
+  po.quant_block_size = options.quant_block_size;
+  po.quant_symmetric = options.quant_symmetric;
+  po.quant_ops = options.quant_ops;
+  po.quant_exclude = options.quant_exclude;
+  po.quant_accuracy_level = options.quant_accuracy_level;
   t0 = std::chrono::steady_clock::now();
   PipelineReport pr = pm.run(model, po);
+  if (!options.quantize.empty()) {
+    // Weight-only quantization, on the optimized float graph (its folds see float weights).
+    PassManagerOptions q_options = pmo;
+    q_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
+      progress("optimize", name, 0.9);
+    };
+    PassManager qm(q_options);
+    qm.addByName({"quantize-weights", "dce"});
+    PipelineReport q = qm.run(model, po);
+    for (const PassRecord& r : q.passes) {
+      if (!r.error.empty()) throw Error("quantize: " + r.error);  // never silently float
+    }
+    pr.passes.insert(pr.passes.end(), q.passes.begin(), q.passes.end());
+    pr.converged = pr.converged && q.converged;
+  }
   if (options.float16) {
     // Once the pipeline is done: its passes (folding, fusions) are written for float32.
     PassManagerOptions fp16_options = pmo;

@@ -36,7 +36,7 @@ bool optionsFromFlags(const std::map<std::string, std::vector<std::string>>& giv
     const std::vector<std::string>& values = given.at(spec.name);
     if (values.empty()) continue;
     if (spec.type == "boolean") {
-      j[spec.name] = true;
+      j[spec.name] = values.back() == "true";
     } else if (spec.type == "string[]") {
       j[spec.name] = splitList(values);
     } else if (spec.type == "object") {
@@ -111,8 +111,11 @@ void addOptionFlags(CLI::App* cmd, std::map<std::string, std::vector<std::string
     std::vector<std::string>& values = given[spec.name];
     if (split_only && !spec.split_constants) continue;
     if (spec.type == "boolean") {
-      cmd->add_flag_callback(
-          spec.flag, [&values] { values = {"true"}; }, spec.help);
+      // --flag, or --flag=false for an option whose default is true (quantSymmetric).
+      std::function<void(std::int64_t)> set = [&values](std::int64_t n) {
+        values = {n > 0 ? "true" : "false"};
+      };
+      cmd->add_flag_function(spec.flag, set, spec.help);
     } else if (spec.type == "string[]" || spec.type == "object") {
       cmd->add_option(spec.flag, values,
                       spec.help + (spec.type == "object" ? " (repeatable)" : ""));

@@ -13,7 +13,8 @@
 // - so do shape computations: the small values feeding a Cast to an integer type, Resize's
 //   roi and scales;
 // - a type constraint of the op's schema that admits no float16 keeps its values float32, as
-//   do ops of other domains and nodes on sequences of floats;
+//   do ops of other domains (but com.microsoft MatMulNBits / GatherBlockQuantized) and nodes on
+//   sequences of floats;
 // - a weight with values past float16's 65504 stays float32 with its users, unless those
 //   values are 1e8 or more in magnitude and only added or selected (masks of -FLT_MAX meaning
 //   "minus infinity"): they saturate to +-65504, counted in the report;
@@ -383,6 +384,14 @@ class Converter {
     if (call) {
       if (!functions_ok_ || !analyzed_.count(fn->second))
         return block("calls a local function whose calls disagree on input types");
+      setAll(Want::kHalf);
+      return d;
+    }
+    if (n.domain == "com.microsoft" &&
+        (n.op_type == "MatMulNBits" || n.op_type == "GatherBlockQuantized")) {
+      // MatMulNBits' T1 (A, scales, float zero points, bias, the output) and
+      // GatherBlockQuantized's T2 (scales, the output) are float32 or float16; the packed data
+      // and zero points are uint8, indices and g_idx integers (quantize-weights' int4 'ort').
       setAll(Want::kHalf);
       return d;
     }

@@ -21,7 +21,8 @@ std::vector<PassFactory> builtinPassFactories() {
           createQuantFoldWeights,
           createQuantFuseQOperator,
           createQuantFuseInteger,
-          createQuantCleanup};
+          createQuantCleanup,
+          createQuantizeWeights};
 }
 
 }  // namespace onnxfold

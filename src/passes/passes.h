@@ -18,6 +18,7 @@ std::unique_ptr<Pass> createFuseNormalizations();             // fuse_normalizat
 std::unique_ptr<Pass> createPoolConstants();                  // pool_constants.cpp
 std::unique_ptr<Pass> createEliminateCommonSubexpressions();  // eliminate_common_subexpressions.cpp
 std::unique_ptr<Pass> createConvertFloat16();                 // convert_float16.cpp
+std::unique_ptr<Pass> createQuantizeWeights();                // quantize_weights.cpp
 
 // Every built-in pass, for the registry.
 std::vector<PassFactory> builtinPassFactories();

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, dist, haveCli, need, repoRoot, run } from './env.mjs';
 
-const TS_TYPES = { integer: /^number$/, boolean: /^boolean$/, string: /^(string|QuantMode)$/, 'string[]': /^string\[\]$/, object: /^Record<string, /, };
+const TS_TYPES = { integer: /^number$/, boolean: /^boolean$/, string: /^(string|QuantMode|QuantizeMode|QuantFormat)$/, 'string[]': /^string\[\]$/, object: /^Record<string, /, };
 
 test('every option of the schema is in index.d.ts with its type, and nothing else is', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`)) return;
