@@ -409,7 +409,7 @@ export interface OptimizeFileOptions extends OptimizeOptions {
 }
 
 /** A variant transformers.js loads, by its dtype ('fp32', 'fp16', ...). */
-export type VariantDtype = 'fp32' | 'fp16';
+export type VariantDtype = 'fp32' | 'fp16' | 'int8' | 'q8' | 'q4' | 'q4f16';
 
 export interface VariantsOptions extends OptimizeOptions {
   /** Which variants (default: all), written in this order. */

@@ -20,11 +20,20 @@ constexpr uint64_t kVariantDataFileLimit = 2'000'000'000;
 
 const std::vector<VariantSpec>& variantSpecs() {
   // Each entry says every option a variant depends on, so the caller's own choices of
-  // float16 cannot leak into another variant.
+  // float16 or quantization cannot leak into another variant. Quantization options the entry
+  // does not set (block size, symmetric, ops, excludes) are the caller's.
   static const std::vector<VariantSpec> table = {
-      {"fp32", "", R"({"float16": false})", "float32, optimized"},
-      {"fp16", "_fp16", R"({"float16": true})",
+      {"fp32", "", R"({"float16": false, "quantize": ""})", "float32, optimized"},
+      {"fp16", "_fp16", R"({"float16": true, "quantize": ""})",
        "float16 weights and computation (inputs and outputs stay float32)"},
+      {"int8", "_int8", R"({"float16": false, "quantize": "int8", "quantFormat": "qdq"})",
+       "int8 weights per channel (MatMul, Gemm, Conv) as DequantizeLinear"},
+      {"q8", "_quantized", R"({"float16": false, "quantize": "q8"})",
+       "DynamicQuantizeLinear + MatMulInteger, uint8 MatMul weights (Conv stays float)"},
+      {"q4", "_q4", R"({"float16": false, "quantize": "int4", "quantFormat": "ort"})",
+       "int4 MatMul weights in blocks (com.microsoft MatMulNBits)"},
+      {"q4f16", "_q4f16", R"({"float16": true, "quantize": "int4", "quantFormat": "ort"})",
+       "q4 with float16 activations and scales"},
   };
   return table;
 }

@@ -32,6 +32,18 @@ TEST(Variants, PlanNamesFilesAsTransformersJsAndSaysEveryOptionTheyDependOn) {
   EXPECT_EQ(all[0].file, "model.onnx");
   EXPECT_EQ(nlohmann::json::parse(variantPlanJson("model", {"fp16"}))[0]["file"],
             "model_fp16.onnx");
+  // transformers.js's names for the quantized ones; q4f16 is int4 MatMulNBits and float16.
+  const std::vector<VariantFile> q = variantPlan("model", {"q8", "q4", "q4f16", "int8"});
+  EXPECT_EQ(q[0].file, "model_quantized.onnx");
+  EXPECT_EQ(q[1].file, "model_q4.onnx");
+  EXPECT_EQ(q[3].file, "model_int8.onnx");
+  Options q4f16;
+  applyOptionsJson(q[2].options, q4f16);
+  EXPECT_EQ(q4f16.quantize, "int4");
+  EXPECT_EQ(q4f16.quant_format, "ort");
+  EXPECT_TRUE(q4f16.float16);
+  applyOptionsJson(plan[1].options, q4f16);  // fp32 over it: nothing quantized
+  EXPECT_EQ(q4f16.quantize, "");
 }
 
 TEST(Variants, UnknownOrRepeatedDtypesAndNamesWithFoldersAreRefused) {

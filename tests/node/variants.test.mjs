@@ -1,16 +1,17 @@
-// The variants transformers.js loads (api/variants.cpp), made three ways: the native CLI's
-// `variants`, the npm package's variantsFile() and `npx onnxfold variants` (bin/onnxfold.mjs over
-// the wasm module). The three must write the same bytes under transformers.js's names, every
-// variant must load in onnxruntime-node, fp32 compute the original's function and fp16 stay
-// within 1e-2 of each output's range (as tests/node/float16.test.mjs). Also the bin's other
+// The variants transformers.js loads (api/variants.cpp), made three ways from a small decoder:
+// the native CLI's `variants`, the npm package's variantsFile() and `npx onnxfold variants`
+// (bin/onnxfold.mjs over the wasm module). The three must write the same bytes under
+// transformers.js's names, every variant must load and run in onnxruntime-node, fp32 compute the
+// original's function and fp16 stay within 1e-2 of each output's range (as float16.test.mjs). Also the bin's other
 // commands against the native CLI's, and external data named as transformers.js reads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { cli, dist, haveCli, cliMissing, modelsDir, need, repoRoot, run } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { assertEquivalent, compareByRange } from './oracle.mjs';
 
 const bin = join(repoRoot, 'bin', 'onnxfold.mjs');
@@ -22,31 +23,51 @@ const ready = (t) => need(t, existsSync(dist), `${dist} not built`) && need(t, h
   need(t, existsSync(model), `${model} missing`);
 const files = (dir) => readdirSync(dir).sort();
 
+// A small Llama-shaped decoder: MatMul weights for q8/q4, as in the models transformers.js runs.
+function decoder() {
+  const path = join(tmp, 'decoder.onnx');
+  if (!existsSync(path)) {
+    execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
+      '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', path], { stdio: 'ignore' });
+  }
+  return path;
+}
+
 test('variants: native CLI, npm variantsFile and npx onnxfold write the same files, which ORT runs', async (t) => {
-  if (!ready(t)) return;
-  const { variantsFile } = await import('onnxfold');
+  if (!ready(t) || !need(t, havePythonOnnx() && existsSync(makeLlm), `${python} with onnx, or ${makeLlm}, missing`)) return;
+  const { variantsFile, variantSchema } = await import('onnxfold');
+  const input = decoder();
   const native = join(tmp, 'native');
   const npm = join(tmp, 'npm');
   const npx = join(tmp, 'npx');
-  const { stdout } = await run(cli, ['variants', model, '--out', native, '--name', 'model']);
-  assert.match(stdout, /^fp32 +model\.onnx +\d+/m);
-  assert.match(stdout, /^fp16 +model_fp16\.onnx +\d+/m);
-  const result = await variantsFile(model, npm, { name: 'model' });
-  assert.deepEqual(result.variants.map((v) => [v.dtype, v.file]), [['fp32', 'model.onnx'], ['fp16', 'model_fp16.onnx']]);
-  await run(process.execPath, [bin, 'variants', model, '--out', npx, '--name', 'model', '--dtypes', 'fp32,fp16']);
-  assert.deepEqual(files(native), ['model.onnx', 'model_fp16.onnx']);
+  const { stdout } = await run(cli, ['variants', input, '--out', native, '--name', 'model']);
+  const expected = { fp32: 'model.onnx', fp16: 'model_fp16.onnx', int8: 'model_int8.onnx', q8: 'model_quantized.onnx',
+    q4: 'model_q4.onnx', q4f16: 'model_q4f16.onnx' };
+  assert.deepEqual(Object.fromEntries((await variantSchema()).map((v) => [v.dtype, v.file])), expected);
+  for (const [dtype, file] of Object.entries(expected)) assert.match(stdout, new RegExp(`^${dtype} +${file.replace('.', '\\.')} +\\d+`, 'm'));
+  const result = await variantsFile(input, npm, { name: 'model' });
+  assert.deepEqual(result.variants.map((v) => [v.dtype, v.file]), Object.entries(expected));
+  await run(process.execPath, [bin, 'variants', input, '--out', npx, '--name', 'model', '--dtypes', Object.keys(expected).join(',')]);
+  assert.deepEqual(files(native), Object.values(expected).sort());
   for (const dir of [npm, npx]) {
     assert.deepEqual(files(dir), files(native));
     for (const f of files(native)) {
       assert.ok(readFileSync(join(dir, f)).equals(readFileSync(join(native, f))), `${dir}/${f} differs from the native CLI's`);
     }
   }
-  const fp32 = result.variants[0];
-  assert.equal(fp32.bytes, statSync(join(npm, 'model.onnx')).size);
-  assert.ok(result.variants[1].bytes < 0.6 * fp32.bytes, 'fp16 is about half the size');
-  await assertEquivalent(model, join(native, 'model.onnx'));
-  for (const o of await compareByRange(model, join(native, 'model_fp16.onnx'))) {
-    assert.ok(o.rel <= 1e-2, `fp16 output '${o.name}' is off by ${o.rel} of its range`);
+  const bytes = Object.fromEntries(result.variants.map((v) => [v.dtype, v.bytes]));
+  assert.equal(bytes.fp32, statSync(join(npm, 'model.onnx')).size);
+  for (const d of ['fp16', 'int8', 'q8']) assert.ok(bytes[d] < 0.6 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
+  for (const d of ['q4', 'q4f16']) assert.ok(bytes[d] < 0.4 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
+  await assertEquivalent(input, join(native, 'model.onnx'));
+  // Every variant loads and runs in ORT; fp16 is within float16's error (float16.test.mjs). The
+  // quantized ones' accuracy per mode is quantize.test.mjs's; here only a bound that a broken
+  // variant (a wrong weight layout, garbage scales) would pass by far.
+  for (const [dtype, file] of Object.entries(expected).slice(1)) {
+    for (const o of await compareByRange(input, join(native, file))) {
+      if (o.nondeterministic) continue;
+      assert.ok(o.rel <= (dtype === 'fp16' ? 1e-2 : 0.5), `${dtype}: output '${o.name}' is off by ${o.rel} of its range`);
+    }
   }
 });
 
