@@ -28,7 +28,7 @@ const std::vector<VariantSpec>& variantSpecs() {
        "float16 weights and computation (inputs and outputs stay float32)"},
       {"int8", "_int8", R"({"float16": false, "quantize": "int8", "quantFormat": "qdq"})",
        "int8 weights per channel (MatMul, Gemm, Conv) as DequantizeLinear"},
-      {"q8", "_quantized", R"({"float16": false, "quantize": "q8"})",
+      {"q8", "_quantized", R"({"float16": false, "quantize": "q8", "quantFormat": "qdq"})",
        "DynamicQuantizeLinear + MatMulInteger, uint8 MatMul weights (Conv stays float)"},
       {"q4", "_q4", R"({"float16": false, "quantize": "int4", "quantFormat": "ort"})",
        "int4 MatMul weights in blocks (com.microsoft MatMulNBits)"},

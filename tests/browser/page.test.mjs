@@ -291,6 +291,18 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
         assert.equal(shown, expected);
       }
     }
+
+    // Weight-only quantization: int8 Conv weights as DequantizeLinear, the package's bytes.
+    await page.selectOption('#quant', '');
+    await page.selectOption('#quantize', 'int8');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const q = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
+    if (pkg) {
+      const viaNode = await pkg.optimize(await readFile(sample), { quantize: 'int8', quantFormat: 'qdq' });
+      assert.ok(Buffer.from(viaNode.model).equals(await readFile(q)), 'quantized: page output == node package output');
+      assert.ok(viaNode.report.passes.some((p) => p.pass === 'quantize-weights' && p.changed), 'weights were quantized');
+    }
   });
 
   test('module tree of the optimized model, as the package gives it', async (t) => {

@@ -204,6 +204,9 @@ function readOptions() {
   const quant = $('#quant').value;
   if (quant) options.quant = quant;
   if ($('#float16').checked) options.float16 = true;
+  const quantize = $('#quantize').value;
+  if (quantize) Object.assign(options, { quantize, quantFormat: $('#quant-format').value });
+  whole('#target-opset', 'targetOpset', 'Target opset');
   whole('#external-threshold', 'externalDataThreshold', 'External data threshold (bytes)');
   // Where external weights go when the output has any (the input had some, or the threshold);
   // unused for an all-inline result.
@@ -313,8 +316,7 @@ function makeVariants() {
     options = readOptions();
     const dtypes = [...document.querySelectorAll('#variant-dtypes input[name=variant]:checked')].map((c) => c.value);
     if (!dtypes.length) throw new Error('Choose at least one variant.');
-    delete options.float16;
-    delete options.externalDataLocation;
+    for (const key of ['float16', 'quantize', 'quantFormat', 'externalDataLocation']) delete options[key];
     Object.assign(options, { dtypes, name: $('#variant-name').value.trim() || 'model' });
   } catch (e) {
     showError(e);
@@ -626,6 +628,9 @@ function urlFields() {
     f('preserve', '#preserve', 'text', 'preserve'),
     f('quant', '#quant', 'select', 'quantization'),
     f('float16', '#float16', 'bool', 'float16'),
+    f('quantize', '#quantize', 'select', 'quantize weights'),
+    f('qformat', '#quant-format', 'select', 'quantized weight format'),
+    f('opset', '#target-opset', 'uint', 'target opset'),
     f('external', '#external-threshold', 'uint', 'external data threshold'),
     ...verify.fields,
   ];
