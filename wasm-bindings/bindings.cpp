@@ -6,8 +6,7 @@
 // Every export takes the model's size and the `host` object described in host.h:
 // the model is host source 0, read range by range like external data (a skeleton
 // read keeps large raw_data in the file); the output plan, progress and cancel go
-// through it too, the same for every export. alloc()/release() remain for callers
-// that hand the module heap blocks themselves. Nothing is zero-filled that is about to be
+// through it too, the same for every export. Nothing is zero-filled that is about to be
 // overwritten (on the machines we run on, first-touched memory costs ~3 ms/MB).
 //
 // Every export catches C++ exceptions and throws a JS Error with the message
@@ -34,42 +33,6 @@ using emscripten::val;
 using namespace onnxfold_wasm;
 
 namespace {
-
-constexpr size_t kAlignment = 64;  // as onnxfold::Buffer::allocate: kernels may rely on it
-
-std::string outOfMemoryMessage(uint64_t bytes) {
-  // emscripten's malloc grows the heap by less than 2 GB per step, so one block of 2 GB or
-  // more (a model or an external-data file) cannot be placed even below the 4 GB limit.
-  return "out of memory allocating " + std::to_string(bytes) +
-         " bytes: the WebAssembly heap is limited to 4 GB (model, weights and results together)" +
-         (bytes >= (uint64_t{1} << 31) ? ", and one file or block must stay under 2 GB" : "");
-}
-
-void* heapAlloc(uint64_t size) {
-  // aligned_alloc wants a multiple of the alignment; 0 bytes still get a distinct block.
-  const uint64_t padded =
-      size == 0 ? kAlignment : (size + kAlignment - 1) / kAlignment * kAlignment;
-  if (padded > 0xffffffffull - kAlignment) return nullptr;
-  void* p = std::aligned_alloc(kAlignment, static_cast<size_t>(padded));
-  return p;
-}
-
-// alloc(size) -> pointer: storage the JS layer fills and then passes to optimize/inspect.
-// No zero-fill: the caller overwrites every byte.
-uintptr_t alloc(double size) {
-  if (!(size >= 0) || size > 4294967295.0) {
-    val::global("Error").new_(val(outOfMemoryMessage(static_cast<uint64_t>(size)))).throw_();
-  }
-  void* p = heapAlloc(static_cast<uint64_t>(size));
-  if (p == nullptr) {
-    val::global("Error").new_(val(outOfMemoryMessage(static_cast<uint64_t>(size)))).throw_();
-  }
-  return reinterpret_cast<uintptr_t>(p);
-}
-
-void release(uintptr_t ptr) {
-  std::free(reinterpret_cast<void*>(ptr));
-}
 
 // optimize(modelSize, optionsJson, host) -> report JSON string; the model (location "") and
 // its external-data files go out through host.output.
@@ -156,8 +119,6 @@ std::string passes() {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(onnxfold) {
-  emscripten::function("alloc", &alloc);
-  emscripten::function("release", &release);
   emscripten::function("optimize", &optimize);
   emscripten::function("inspect", &inspect);
   emscripten::function("validate", &validate);

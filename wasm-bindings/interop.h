@@ -51,14 +51,4 @@ inline nlohmann::json parseOptions(const std::string& text) {
   return j;
 }
 
-// Option `key` of `j` as T, or an Error naming the option and what it should be.
-template <typename T>
-T optionAs(const nlohmann::json& j, const char* key, const char* what) {
-  try {
-    return j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw onnxfold::Error(std::string("option ") + key + ": expected " + what);
-  }
-}
-
 }  // namespace onnxfold_wasm

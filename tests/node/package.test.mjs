@@ -28,7 +28,7 @@ test('npm pack -> npm install in a clean folder -> the example runs against it',
     for (const f of ['package.json', 'js/index.js', 'js/index.d.ts', 'dist/onnxfold.mjs', 'dist/onnxfold.wasm']) {
       assert.ok(files.includes(f), `tarball has ${f} (has ${files.join(', ')})`);
     }
-    const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE.*|js\/.*|dist\/onnxfold\.(mjs|wasm))$/.test(f));
+    const unexpected = files.filter((f) => !/^(package\.json|README\.md|LICENSE.*|js\/.*|bin\/onnxfold\.mjs|dist\/onnxfold\.(mjs|wasm))$/.test(f));
     assert.deepEqual(unexpected, [], 'only the package files are published');
     const tarball = join(tmp, packed[0].filename);
 
@@ -55,6 +55,11 @@ test('npm pack -> npm install in a clean folder -> the example runs against it',
     const check = `import('onnxfold').then(async (m) => { const p = await m.passes(); console.log(import.meta.resolve('onnxfold'), p.default.length); })`;
     const where = execFileSync(process.execPath, ['--input-type=module', '-e', check], { cwd: project, encoding: 'utf8' });
     assert.ok(where.includes(join('node_modules', 'onnxfold', 'js', 'index.js')), where);
+
+    // `npx onnxfold` from the installed package (its bin, over the wasm module).
+    const npx = execFileSync(join(project, 'node_modules', '.bin', 'onnxfold'), ['optimize', 'model.onnx', '-o', 'bin.onnx'], { cwd: project, encoding: 'utf8' });
+    assert.match(npx, /bin\.onnx: 22 -> \d+ nodes/);
+    assert.ok(readFileSync(join(project, 'bin.onnx')).equals(readFileSync(out)), 'npx onnxfold writes what the example wrote');
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
