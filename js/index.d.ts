@@ -254,6 +254,38 @@ export interface Report {
     /** Bytes read from input files and deferred folds (not the .onnx itself). */
     source_bytes_read: number;
   };
+  /** Where I/O time went, as the C++ side measures it (api/optimize.cpp). */
+  io: {
+    /** Time reading bytes from sources (in wasm: host.read calls; for computed weights, computing them), all stages. */
+    source_read_ms: number;
+    /** The part of source_read_ms spent while writing (timing_ms.write). */
+    write_source_read_ms: number;
+    /** Time in the output sink (in wasm: host output calls, file copies included), its source reads not counted. */
+    sink_write_ms: number;
+    /** Bytes handed to the output sink (encoded pieces and weights). */
+    sink_write_bytes: number;
+  };
+  /**
+   * The JS layer's profile (absent in the report file optimizeFile's reportFile writes): loading
+   * the module (once per process: the same figures in every report), the synchronous wasm call,
+   * and the host callbacks it made.
+   */
+  host?: {
+    /** Compiling onnxfold.wasm, reading it included. */
+    compile_ms: number;
+    /** Instantiating it, the glue's start-up included. */
+    instantiate_ms: number;
+    /** The whole synchronous call into wasm (read, optimize and write, and the callbacks below). */
+    call_ms: number;
+    /** host.read: time, bytes and calls (source bytes into the wasm heap). */
+    read_ms: number;
+    read_bytes: number;
+    reads: number;
+    /** host.output: time, bytes written from the heap, and bytes copied source to output. */
+    write_ms: number;
+    write_bytes: number;
+    copy_bytes: number;
+  };
   passes: PassRun[];
   warnings: string[];
   not_folded: NodeNote[];

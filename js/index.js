@@ -62,6 +62,11 @@ async function compileWasm() {
   return WebAssembly.compile(await response.arrayBuffer());
 }
 
+// What loading the module took (once per process): compiling onnxfold.wasm (reading it
+// included) and instantiating it (the glue's start-up included).
+const moduleLoad = { compile_ms: 0, instantiate_ms: 0 };
+const now = () => performance.now();
+
 function getModule() {
   if (!modulePromise) {
     modulePromise = (async () => {
@@ -75,13 +80,16 @@ function getModule() {
           `cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm): ${e.message}`, { cause: e });
       }
       let wasm;
+      const t0 = now();
       try {
         wasm = await compileWasm();
+        moduleLoad.compile_ms = now() - t0;
       } catch (e) {
         throw e instanceof OnnxfoldError ? e : new OnnxfoldError(`cannot load onnxfold.wasm: ${e.message}`, { cause: e });
       }
       let failed;
       const failure = new Promise((_, reject) => { failed = reject; });
+      const t1 = now();
       const M = await Promise.race([
         createOnnxfold({
           // Our own instantiation: the glue's node path would read the file again, and its
@@ -95,6 +103,7 @@ function getModule() {
         }),
         failure,
       ]);
+      moduleLoad.instantiate_ms = now() - t1;
       return M;
     })();
     modulePromise.catch(() => { modulePromise = null; });  // a failed load may be retried
@@ -488,8 +497,15 @@ function writePlan(fs, path, what) {
 // source after it (wasm reads what it needs through host.read), then closes the sources. `resolve(location)` returns a source for an external-data
 // location the model names (or undefined); makeOutput(M, sources) makes the plan's receiver;
 // `options` gives externalData, onProgress and signal.
-async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
+// `stats`, when given, receives the host side's profile (the report's `host`): time spent
+// loading the module in this call, and time and bytes of host reads and output-plan entries.
+async function withCall(what, modelData, { resolve, makeOutput, options, stats }, fn) {
   const M = await getModule();
+  const io = stats || {};
+  Object.assign(io, {
+    compile_ms: moduleLoad.compile_ms, instantiate_ms: moduleLoad.instantiate_ms,
+    call_ms: 0, read_ms: 0, read_bytes: 0, reads: 0, write_ms: 0, write_bytes: 0, copy_bytes: 0,
+  });
   const sources = [];
   const output = makeOutput ? makeOutput(M, sources) : undefined;
   const byLocation = new Map();
@@ -537,14 +553,20 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
         }
       },
       read(id, offset, n, ptr) {
+        const t = now();
         try {
           sources[id].read(offset, n, M.HEAPU8, ptr);
           return true;
         } catch (e) {
           return keep(e);
+        } finally {
+          io.read_ms += now() - t;
+          io.read_bytes += n;
+          io.reads++;
         }
       },
       output(location, kind, a, b, c) {
+        const t = now();
         try {
           if (kind === 0) output.start(location, a);
           else if (kind === 1) output.heap(location, a, b);
@@ -552,6 +574,10 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
           return true;
         } catch (e) {
           return keep(e instanceof OnnxfoldError ? e : new OnnxfoldError(`${what}: writing '${location || 'the model'}': ${e.message}`, { cause: e }));
+        } finally {
+          io.write_ms += now() - t;
+          if (kind === 1) io.write_bytes += b;
+          else if (kind === 2) io.copy_bytes += c;
         }
       },
       // The C++ side reports a fraction per pass of each fixpoint round, so it can step back
@@ -568,12 +594,15 @@ async function withCall(what, modelData, { resolve, makeOutput, options }, fn) {
       // from elsewhere is seen only if it happens in onProgress or before the call.
       cancelled: (onProgress || signal) && (() => hostError !== undefined || !!(signal && signal.aborted)),
     };
+    const tc = now();
     try {
       return fn(M, model.size, host, output);
     } catch (e) {
       if (hostError !== undefined) throw hostError;
       if (signal && signal.aborted) throw abortError(signal);
       throw wrapError(what, e);
+    } finally {
+      io.call_ms = now() - tc;
     }
   } catch (e) {
     output && output.discard();
@@ -633,8 +662,10 @@ function outputMode(bytes, options) {
 
 // The report as the C++ side writes it (api/summary.cpp), plus the flat aliases the JS contract
 // names (millis, nodes_before/after, ..., read_ms/optimize_ms/write_ms, op_type).
-function parseReport(json) {
+// `host`: withCall's stats (the report's `host`).
+function parseReport(json, host) {
   const report = JSON.parse(json);
+  if (host) report.host = host;
   const t = report.timing_ms || {};
   report.read_ms = t.read;
   report.optimize_ms = t.optimize;
@@ -656,11 +687,11 @@ function parseReport(json) {
  * @returns {Promise<{model: Uint8Array|Blob, externalData: Record<string, Uint8Array|Blob>, report: object}>}
  */
 export async function optimize(bytes, options = {}) {
-  const { output, report } = await inMemory('optimize', bytes, options,
+  const { output, report, stats } = await inMemory('optimize', bytes, options,
     (M, size, json, host) => M.optimize(size, json, host));
   const externalData = {};
   for (const location of output.locations()) if (location !== '') externalData[location] = output.take(location);
-  return { model: output.take(''), externalData, report: parseReport(report) };
+  return { model: output.take(''), externalData, report: parseReport(report, stats) };
 }
 
 // optimize and splitConstants: options checked before anything is read, outputs assembled in
@@ -670,11 +701,13 @@ async function inMemory(what, bytes, options, call) {
   const json = await optionsJson(options);
   const mode = outputMode(bytes, options);
   let output;
+  const stats = {};
   const report = await withCall(what, bytes, {
     options,
+    stats,
     makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
   }, (M, size, host) => call(M, size, json, host));
-  return { output, report };
+  return { output, report, stats };
 }
 
 /**
@@ -737,9 +770,11 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
     return target;
   };
   let output;
+  const stats = {};
   const report = await withCall('optimizeFile', inFile, {
     resolve,
     options: opts,
+    stats,
     makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
   }, (M, size, host) => {
     const r = M.optimize(size, json, host);
@@ -758,7 +793,7 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
     }
     return r;
   });
-  return { report: parseReport(report), outputs: output.paths() };
+  return { report: parseReport(report, stats), outputs: output.paths() };
 }
 
 // --- variants -------------------------------------------------------------------------------------

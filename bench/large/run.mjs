@@ -3,7 +3,8 @@
 // CLI) against the I/O floor measured in the same run, on models with external data (LLM-shaped
 // decoders from ../shared/tools/make_llm.py) and inline ones. A reported benchmark: it fails
 // nothing. Per model and tool: median wall time of --runs, peak RSS (/usr/bin/time), and for node
-// the peak wasm heap and the bytes read from sources (from the report).
+// the peak wasm heap, the bytes read from sources and a per-phase profile (from the report: a
+// second table says where node's time goes).
 //
 //   node bench/large/run.mjs --model /work/llm/llama1b.onnx --model ../shared/models/minibert.op14.nofold.onnx
 //   options: --runs N (5), --tools floor,cp,node,native (all), --out-dir DIR (bench/large),
@@ -72,6 +73,15 @@ const tools = {
 };
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+// The median of each figure of optimize-file.mjs's profile over the runs (passes: of the first run's).
+function medianProfile(ps) {
+  const out = {};
+  for (const [k, v] of Object.entries(ps[0])) {
+    out[k] = typeof v === 'number' ? median(ps.map((p) => p[k])) :
+      Object.fromEntries(Object.keys(v).map((pass) => [pass, median(ps.map((p) => p[k][pass] ?? 0))]));
+  }
+  return out;
+}
 const results = [];
 const load0 = loadavg()[0];
 for (const model of opt.models) {
@@ -110,6 +120,7 @@ for (const model of opt.models) {
       heapMB: ok[0].peak_heap_bytes !== undefined ? ok[0].peak_heap_bytes / 2 ** 20 : undefined,
       readMB: ok[0].source_bytes_read !== undefined ? ok[0].source_bytes_read / 2 ** 20 : undefined,
       nodes: ok[0].nodes, runs: rs.map((x) => x.wallS ?? x.error),
+      profile: ok[0].profile && medianProfile(ok.map((x) => x.profile)),
     };
   }
   results.push(row);
@@ -132,6 +143,18 @@ for (const row of results) {
       `${floor && !floor.error ? f(r.wallS / floor.wallS) + 'x' : '–'} | ${cp && !cp.error ? f(r.wallS / cp.wallS) + 'x' : '–'} | ` +
       `${f(r.rssMB, 0)} | ${floor && !floor.error ? f(r.rssMB - floor.rssMB, 0) : '–'} | ${f(r.heapMB, 0)} | ${f(r.readMB, 1)} |`);
   }
+}
+// Where node's time goes (medians of the report's profile; ms unless named MB).
+lines.push('', '| model | node wall ms | compile | instantiate | wasm call | read | optimize | write | source reads (in write) | sink | host read ms / MB / calls | host out ms / MB heap / MB copied | slowest passes |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const row of results) {
+  const p = row.tools.node?.profile;
+  if (!p) continue;
+  const mb = (x) => f(x / 2 ** 20, 1);
+  lines.push(`| ${row.model} | ${f(row.tools.node.wallS * 1000, 0)} | ${f(p.compile_ms, 0)} | ${f(p.instantiate_ms, 0)} | ${f(p.call_ms, 0)} | ` +
+    `${f(p.read_ms, 0)} | ${f(p.optimize_ms, 0)} | ${f(p.write_ms, 0)} | ${f(p.source_read_ms, 0)} (${f(p.write_source_read_ms, 0)}) | ${f(p.sink_write_ms, 0)} | ` +
+    `${f(p.host_read_ms, 0)} / ${mb(p.host_read_bytes)} / ${p.host_reads} | ${f(p.host_write_ms, 0)} / ${mb(p.host_write_bytes)} / ${mb(p.host_copy_bytes)} | ` +
+    `${Object.entries(p.passes).map(([n, ms]) => `${n} ${f(ms, 0)}`).join(', ')} |`);
 }
 const md = lines.join('\n') + '\n';
 process.stdout.write(md);

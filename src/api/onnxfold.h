@@ -215,6 +215,12 @@ struct Report {
   uint64_t peak_tensor_bytes = 0;
   uint64_t peak_heap_bytes = 0;
   uint64_t source_bytes_read = 0;
+  // I/O profile: time reading (or computing) source bytes, all stages and during the write
+  // alone; time and bytes handed to the output sink (its own source reads not included).
+  double source_read_ms = 0;
+  double write_source_read_ms = 0;
+  double sink_write_ms = 0;
+  uint64_t sink_write_bytes = 0;
   std::vector<std::string> warnings;
   // From the last run of each pass that explains itself (constant folding).
   std::vector<NodeNote> not_folded;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 
 #include "api/input.h"
 #include "api/onnxfold.h"
@@ -33,6 +34,48 @@ namespace {
 double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Time and bytes handed to the output's sinks, for the report.
+struct SinkCounters {
+  double ms = 0;
+  uint64_t bytes = 0;
+};
+
+// Forwards to a sink, timing its calls and counting their bytes. Time the sink spends
+// reading sources (writeBuffer of a weight not in memory) is the sources'
+// (MemoryStats::read_ms), not counted here.
+class TimedSink : public Sink {
+ public:
+  TimedSink(Sink& inner, SinkCounters& counters) : inner_(inner), counters_(counters) {}
+  TimedSink(std::unique_ptr<Sink> owned, SinkCounters& counters)
+      : owned_(std::move(owned)), inner_(*owned_), counters_(counters) {}
+  void write(const uint8_t* data, size_t size) override {
+    const Scope s(counters_, size);
+    inner_.write(data, size);
+  }
+  void writeBuffer(const Buffer& b) override {
+    const Scope s(counters_, b.size());
+    inner_.writeBuffer(b);
+  }
+  void reserve(uint64_t total) override { inner_.reserve(total); }
+
+ private:
+  struct Scope {
+    Scope(SinkCounters& c, uint64_t n)
+        : counters(c), t0(std::chrono::steady_clock::now()), read0(Buffer::memoryStats().read_ms) {
+      counters.bytes += n;
+    }
+    ~Scope() { counters.ms += msSince(t0) - (Buffer::memoryStats().read_ms - read0); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+    SinkCounters& counters;
+    std::chrono::steady_clock::time_point t0;
+    double read0;
+  };
+  std::unique_ptr<Sink> owned_;
+  Sink& inner_;
+  SinkCounters& counters_;
+};
 
 bool hasExternalTensors(const Model& m) {
   for (const Value* v : m.graph->initializers()) {
@@ -240,7 +283,19 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     progress("write", "",
              0.9 + 0.1 * static_cast<double>(written) / static_cast<double>(total ? total : 1));
   };
-  WriteStats ws = writeModel(*model, out, wo);
+  const double read_before_write = Buffer::memoryStats().read_ms;
+  SinkCounters sinks;
+  if (wo.open_external) {
+    wo.open_external = [create = wo.open_external, &sinks](const std::string& location) {
+      std::unique_ptr<Sink> s = create(location);
+      return s ? std::make_unique<TimedSink>(std::move(s), sinks) : nullptr;
+    };
+  }
+  TimedSink timed(out, sinks);
+  WriteStats ws = writeModel(*model, timed, wo);
+  report.sink_write_ms = sinks.ms;
+  report.sink_write_bytes = sinks.bytes;
+  report.write_source_read_ms = Buffer::memoryStats().read_ms - read_before_write;
   report.output_bytes = ws.model_bytes;
   report.external_bytes = ws.external_bytes;
   report.external_files = ws.external_files;
@@ -252,6 +307,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   const MemoryStats mem = Buffer::memoryStats();
   report.peak_tensor_bytes = mem.peak;
   report.source_bytes_read = mem.read;
+  report.source_read_ms = mem.read_ms;
   report.peak_heap_bytes = sizeof(void*) == 4 ? Buffer::heapBytes() : 0;
   progress("write", "", 1.0);
   return report;

@@ -130,6 +130,10 @@ std::string Report::toJson(int indent) const {
   j["memory"] = {{"peak_tensor_bytes", peak_tensor_bytes},
                  {"peak_heap_bytes", peak_heap_bytes},
                  {"source_bytes_read", source_bytes_read}};
+  j["io"] = {{"source_read_ms", source_read_ms},
+             {"write_source_read_ms", write_source_read_ms},
+             {"sink_write_ms", sink_write_ms},
+             {"sink_write_bytes", sink_write_bytes}};
   auto& ps = j["passes"] = nlohmann::ordered_json::array();
   for (const PassRun& p : passes) {
     nlohmann::ordered_json r;

@@ -1,6 +1,7 @@
 #include "ir/buffer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -51,12 +52,37 @@ Buffer Buffer::fromSource(std::shared_ptr<const Source> source, uint64_t offset,
   return b;
 }
 
+namespace {
+
+// Times a source read for MemoryStats::read_ms; a read nested in another (a computed
+// source reading its inputs) is counted once, in the outer one.
+class ReadTimer {
+ public:
+  ReadTimer() : start_(depth_++ == 0 ? std::chrono::steady_clock::now() : Clock::time_point()) {}
+  ~ReadTimer() {
+    if (--depth_ == 0)
+      g_stats.read_ms += std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+  ReadTimer(const ReadTimer&) = delete;
+  ReadTimer& operator=(const ReadTimer&) = delete;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static inline int depth_ = 0;
+  Clock::time_point start_;
+};
+
+}  // namespace
+
 const uint8_t* Buffer::residentData() const {
   Range& r = *range_;
   if (r.resident.data_ == nullptr && size_ != 0) {
     uint8_t* p = nullptr;
     Buffer b = allocateUninitialized(size_, &p);
-    r.source->read(r.offset, size_, p);
+    {
+      const ReadTimer timer;
+      r.source->read(r.offset, size_, p);
+    }
     g_stats.read += size_;
     r.resident = std::move(b);
   }
@@ -82,7 +108,10 @@ void Buffer::copyTo(uint64_t offset, size_t n, uint8_t* dst) const {
     std::memcpy(dst, data() + offset, n);
     return;
   }
-  range_->source->read(range_->offset + offset, n, dst);
+  {
+    const ReadTimer timer;
+    range_->source->read(range_->offset + offset, n, dst);
+  }
   g_stats.read += n;
 }
 
@@ -155,6 +184,7 @@ MemoryStats Buffer::memoryStats() {
 void Buffer::resetPeakMemory() {
   g_stats.peak = g_stats.live;
   g_stats.read = 0;
+  g_stats.read_ms = 0;
 }
 
 void Buffer::setMemoryLimit(uint64_t bytes) {

@@ -35,9 +35,10 @@ class Source {
 
 // Statistics of the storage Buffers allocate, for reports and memory limits.
 struct MemoryStats {
-  uint64_t live = 0;  // bytes held now
-  uint64_t peak = 0;  // most held at once since the last reset
-  uint64_t read = 0;  // bytes read from sources
+  uint64_t live = 0;   // bytes held now
+  uint64_t peak = 0;   // most held at once since the last reset
+  uint64_t read = 0;   // bytes read from sources
+  double read_ms = 0;  // time spent reading them (computing them, for computed sources)
 };
 
 }  // namespace onnxfold
