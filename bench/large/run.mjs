@@ -12,7 +12,9 @@
 //
 // Tools: floor = bench/large/floor.mjs copies the model and its data files through 16 MiB;
 // cp = coreutils cp of the same files (the native CLI's floor); node = optimizeFile;
-// native = build/native/onnxfold optimize. Before each run `sync` flushes the previous run's
+// native = build/native/onnxfold optimize; variants-node = variantsFile (every variant: fp32, fp16,
+// int8, q8, q4, q4f16) and variants-native = onnxfold variants, both with the GB they wrote. Not in
+// the default --tools: give them, e.g. --tools floor,cp,variants-node,variants-native. Before each run `sync` flushes the previous run's
 // output, so no run pays for another's write-back. The model's files are every file in its folder whose
 // name starts with the model's file name (model.onnx, model.onnx.data, ...).
 import { spawn, spawnSync } from 'node:child_process';
@@ -70,6 +72,9 @@ const tools = {
   cp: (m, out) => ['cp', ...filesOf(m), out],
   node: (m, out) => [process.execPath, join(here, 'optimize-file.mjs'), m, join(out, basename(m))],
   native: (m, out) => [cli, 'optimize', m, '-o', join(out, basename(m)), '-q'],
+  // Every variant (fp32, fp16, int8, q8, q4, q4f16): six outputs from one input.
+  'variants-node': (m, out) => [process.execPath, join(here, 'variants-file.mjs'), m, out],
+  'variants-native': (m, out) => [cli, 'variants', m, '--out', out],
 };
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
@@ -100,7 +105,8 @@ for (const model of opt.models) {
         spawnSync('sync');
         try {
           const res = await timed(tools[tool](model, out));
-          if (tool === 'node') Object.assign(res, JSON.parse(res.stdout.trim().split('\n').at(-1)));
+          if (tool === 'node' || tool === 'variants-node') Object.assign(res, JSON.parse(res.stdout.trim().split('\n').at(-1)));
+          if (tool.startsWith('variants')) res.writtenBytes = readdirSync(out).reduce((n, f) => n + statSync(join(out, f)).size, 0);
           runs[tool].push(res);
         } catch (e) {
           runs[tool].push({ error: e.message });
@@ -119,7 +125,8 @@ for (const model of opt.models) {
       wallS: median(ok.map((x) => x.wallS)), minS: Math.min(...ok.map((x) => x.wallS)), rssMB: median(ok.map((x) => x.rssMB)),
       heapMB: ok[0].peak_heap_bytes !== undefined ? ok[0].peak_heap_bytes / 2 ** 20 : undefined,
       readMB: ok[0].source_bytes_read !== undefined ? ok[0].source_bytes_read / 2 ** 20 : undefined,
-      nodes: ok[0].nodes, runs: rs.map((x) => x.wallS ?? x.error),
+      nodes: ok[0].nodes, writtenGB: ok[0].writtenBytes !== undefined ? ok[0].writtenBytes / 1e9 : undefined,
+      runs: rs.map((x) => x.wallS ?? x.error),
       profile: ok[0].profile && medianProfile(ok.map((x) => x.profile)),
     };
   }
@@ -131,17 +138,17 @@ const f = (x, d = 2) => (x === undefined ? '–' : x.toFixed(d));
 const lines = [
   `Run ${new Date().toISOString()}, ${opt.runs} runs each (median), load average ${load0.toFixed(2)} -> ${loadavg()[0].toFixed(2)}.`,
   '',
-  '| model | GB in | tool | wall s (median) | min s | ×floor (node) | ×cp (native) | peak RSS MB | RSS − floor MB | peak wasm heap MB | MB read from sources |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| model | GB in | tool | wall s (median) | min s | ×floor (node) | ×cp (native) | peak RSS MB | RSS − floor MB | peak wasm heap MB | MB read from sources | GB written |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const row of results) {
   const floor = row.tools.floor;
   const cp = row.tools.cp;
   for (const [tool, r] of Object.entries(row.tools)) {
-    if (r.error) { lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | failed: ${r.error} | | | | | | | |`); continue; }
+    if (r.error) { lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | failed: ${r.error} | | | | | | | | |`); continue; }
     lines.push(`| ${row.model} | ${f(row.bytes / 1e9)} | ${tool} | ${f(r.wallS, 3)} | ${f(r.minS, 3)} | ` +
       `${floor && !floor.error ? f(r.wallS / floor.wallS) + 'x' : '–'} | ${cp && !cp.error ? f(r.wallS / cp.wallS) + 'x' : '–'} | ` +
-      `${f(r.rssMB, 0)} | ${floor && !floor.error ? f(r.rssMB - floor.rssMB, 0) : '–'} | ${f(r.heapMB, 0)} | ${f(r.readMB, 1)} |`);
+      `${f(r.rssMB, 0)} | ${floor && !floor.error ? f(r.rssMB - floor.rssMB, 0) : '–'} | ${f(r.heapMB, 0)} | ${f(r.readMB, 1)} | ${f(r.writtenGB)} |`);
   }
 }
 // Where node's time goes (medians of the report's profile; ms unless named MB).

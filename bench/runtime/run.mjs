@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // What users feel: each benchmark model's variants (the original, onnxfold's default output,
-// onnxfold --float16, onnxsim's output, ONNX Runtime's own offline-optimized model) loaded and
+// onnxfold --float16, onnxfold's int8, q8, q4 and q4f16 variants as `onnxfold variants` writes them,
+// onnxsim's output, ONNX Runtime's own offline-optimized model) loaded and
 // run in onnxruntime-node and in onnxruntime-web (Chromium), measured in one run of this script.
 //
 //   node bench/runtime/run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node]
@@ -15,7 +16,7 @@
 // fails nothing (tests/node/runtime-fusions.test.mjs is the test). --target-opset N adds the
 // variant onnxfold-opN (onnxfold --target-opset N: fused LayerNormalization, Gelu, RMSNorm).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,6 +108,28 @@ async function prepare(m) {
       (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--target-opset', opt['target-opset']]));
   }
   await make('onnxfold-fp16', (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--float16']));
+  // transformers.js's quantized variants as `onnxfold variants` writes them (src/api/variants.cpp):
+  // made once into a scratch folder, then each moved to its own folder as model.onnx (with its
+  // external data files, model_q4.onnx_data..., which keep the names the model refers to).
+  const QUANT = { int8: 'model_int8', q8: 'model_quantized', q4: 'model_q4', q4f16: 'model_q4f16' };
+  const scratch = fresh(join(m.dir, 'variants-out'));
+  let made = null;
+  try {
+    sh(cli, ['variants', input, '--out', scratch, '--name', 'model', '--dtypes', Object.keys(QUANT).join(',')]);
+  } catch (e) {
+    made = e;
+  }
+  for (const [dtype, base] of Object.entries(QUANT)) {
+    await make(`onnxfold-${dtype}`, (out) => {
+      if (made) throw made;
+      const dir = dirname(out);
+      for (const f of readdirSync(scratch).filter((x) => x.startsWith(`${base}.onnx`))) {
+        renameSync(join(scratch, f), f === `${base}.onnx` ? out : join(dir, f));
+      }
+      if (!existsSync(out)) throw new Error(`onnxfold variants wrote no ${base}.onnx`);
+    });
+  }
+  rmSync(scratch, { recursive: true, force: true });
   await make('onnxsim', (out) => {
     if (filesOf(original).length) throw new Error('onnxsim (npm) reads one model file: no external data');
     // onnxsim (npm) sometimes never returns from its first fold in node (about one start in

@@ -1,0 +1,140 @@
+// Every variant `onnxfold variants` writes (fp32, fp16, int8, q8, q4, q4f16; src/api/variants.cpp)
+// loads and runs in onnxruntime-web (wasm provider, one thread) in headless Chromium, as issue 23
+// asks. The decoder is tests/node/variants.test.mjs's small make_llm one. Each variant's outputs
+// must be finite; fp32's must equal onnxruntime-node's on the same inputs (the oracle's seeded
+// inputs, which are the page's: verify.test.mjs checks that). The repository root is served, so
+// the page reads onnxruntime-web from node_modules (as bench/runtime/measure-web.mjs does) and the
+// variants from build/tmp.
+//
+//   node --test tests/browser/variants.test.mjs
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join, relative } from 'node:path';
+import { serveStatic } from '../../web/serve.mjs';
+import { launchChromium, repoRoot } from './harness.mjs';
+import { cli, haveCli, havePythonOnnx, makeLlm, python } from '../node/env.mjs';
+
+const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
+const DTYPES = { fp32: 'model.onnx', fp16: 'model_fp16.onnx', int8: 'model_int8.onnx', q8: 'model_quantized.onnx',
+  q4: 'model_q4.onnx', q4f16: 'model_q4f16.onnx' };
+const SEED = 3;
+
+// Not prerequisites(): this test needs no built page (build/web), only Chromium, ORT-web, the CLI and make_llm.
+const missing = [];
+if (!existsSync(process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium')) missing.push('Chromium');
+if (!existsSync(ORT_WEB)) missing.push('onnxruntime-web (npm ci)');
+if (!haveCli) missing.push(`the native CLI (${cli})`);
+if (!havePythonOnnx() || !existsSync(makeLlm)) missing.push(`${python} with onnx, or ${makeLlm}`);
+let playwright = null;
+try {
+  playwright = await import('playwright-core');
+} catch {
+  missing.push('playwright-core (npm ci)');
+}
+const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
+if (skipReason && process.env.CI) test('browser variants test prerequisites', () => assert.fail(skipReason));
+
+// Runs in the page: loads each model in ORT-web, feeds the page's seeded inputs and returns every
+// output as plain numbers (float16 decoded), or the error a variant failed with.
+async function runInPage({ ortUrl, models, seed }) {
+  const ort = await import(ortUrl);
+  const { makeInputs } = await import('/web/src/verify-core.js');
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
+  ort.env.logLevel = 'error';
+  const half = (h) => {
+    const s = h & 0x8000 ? -1 : 1;
+    const e = (h >> 10) & 0x1f;
+    const f = h & 0x3ff;
+    if (e === 0) return s * f * 2 ** -24;
+    if (e === 31) return f ? NaN : s * Infinity;
+    return s * (1 + f / 1024) * 2 ** (e - 15);
+  };
+  const results = {};
+  const get = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+  for (const [dtype, { url, data }] of Object.entries(models)) {
+    try {
+      // External data as transformers.js passes it: each file under the name the model refers to.
+      const externalData = await Promise.all(data.map(async (d) => ({ path: d.name, data: await get(d.url) })));
+      const session = await ort.InferenceSession.create(await get(url), { executionProviders: ['wasm'], externalData });
+      const { feeds } = makeInputs(ort.Tensor, session.inputMetadata, { seed });
+      const out = await session.run(feeds);
+      results[dtype] = Object.fromEntries(Object.entries(out).map(([name, t]) => {
+        const data = t.type === 'float16' && !(typeof Float16Array !== 'undefined' && t.data instanceof Float16Array)
+          ? Array.from(t.data, half) : Array.from(t.data, Number);
+        return [name, { type: t.type, dims: [...t.dims], data }];
+      }));
+      await session.release();
+    } catch (e) {
+      results[dtype] = { error: String(e?.message ?? e) };
+    }
+  }
+  return results;
+}
+
+describe('variants in onnxruntime-web', { skip: skipReason }, () => {
+  let tmp;
+  let server;
+  let browser;
+  before(async () => {
+    mkdirSync(join(repoRoot, 'build'), { recursive: true });
+    tmp = mkdtempSync(join(repoRoot, 'build', 'browser-variants-'));
+    const input = join(tmp, 'decoder.onnx');
+    execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
+      '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', input], { stdio: 'ignore' });
+    execFileSync(cli, ['variants', input, '--out', join(tmp, 'out'), '--name', 'model'], { stdio: 'ignore' });
+    server = await serveStatic({ root: repoRoot });
+    browser = await launchChromium(playwright);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('every variant loads and runs; outputs finite, fp32 equal to onnxruntime-node', async () => {
+    const url = (p) => `/${relative(repoRoot, p).split('\\').join('/')}`;
+    const out = join(tmp, 'out');
+    const models = Object.fromEntries(Object.entries(DTYPES).map(([d, f]) => [d, {
+      url: url(join(out, f)),
+      data: readdirSync(out).filter((x) => x.startsWith(f) && x !== f).map((name) => ({ name, url: url(join(out, name)) })),
+    }]));
+    const page = await browser.newPage();
+    let web;
+    try {
+      page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
+      await page.goto(new URL('/web/serve.mjs', server.url).href); // any page of the served origin
+      web = await page.evaluate(runInPage, { ortUrl: url(ORT_WEB), models, seed: SEED });
+    } finally {
+      await page.close();
+    }
+    for (const dtype of Object.keys(DTYPES)) {
+      assert.ok(web[dtype] && !web[dtype].error, `${dtype}: ORT-web failed: ${web[dtype]?.error}`);
+      assert.ok(Object.keys(web[dtype]).length > 0, `${dtype}: no outputs`);
+      for (const [name, o] of Object.entries(web[dtype])) {
+        assert.ok(o.data.length > 0, `${dtype}: output '${name}' is empty`);
+        const bad = o.data.findIndex((v) => !Number.isFinite(v));
+        assert.equal(bad, -1, `${dtype}: output '${name}' [${o.dims}] has ${o.data[bad]} at ${bad}`);
+      }
+    }
+    // fp32 against onnxruntime-node on the same (oracle) inputs.
+    const { default: ort } = await import('onnxruntime-node');
+    const { makeInputs, compareTensors } = await import('../node/oracle.mjs');
+    const session = await ort.InferenceSession.create(join(tmp, 'out', DTYPES.fp32), { executionProviders: ['cpu'] });
+    try {
+      const expected = await session.run(makeInputs(session, { seed: SEED }));
+      assert.deepEqual(Object.keys(web.fp32).sort(), Object.keys(expected).sort());
+      for (const [name, e] of Object.entries(expected)) {
+        const w = web.fp32[name];
+        const actual = new ort.Tensor(w.type, Float32Array.from(w.data), w.dims);
+        const r = compareTensors(name, e, actual, { rtol: 1e-3, atol: 1e-4 });
+        assert.ok(!r.error && r.mismatches === 0,
+          `fp32 output '${name}': ${r.error ?? `${r.mismatches}/${r.size} differ, max abs ${r.maxAbsDiff}`}`);
+      }
+    } finally {
+      await session.release();
+    }
+  });
+});
