@@ -137,3 +137,33 @@ test('npx onnxfold: optimize writes what the native CLI writes; check, info and 
   const { stdout: nativeInfo } = await run(cli, ['info', model, '--json']);
   assert.deepEqual(JSON.parse(info), JSON.parse(nativeInfo));
 });
+
+// Every variant of every shared float model (the QDQ ones are quantized already) loads and runs
+// in ORT. Largest |diff| relative to each output's range, measured 2026-11-26: fp32 <= 5e-7,
+// fp16 <= 8.2e-4, int8 <= 1.6e-2 and q8 <= 1.2e-2 (minibert), q4 and q4f16 <= 5.7e-2 (minibert);
+// the bounds below leave room but not for a wrong weight layout or scale (errors of the range's
+// order). Per-mode cosine and argmax are quantize.test.mjs's.
+const BOUND = { fp16: 1e-2, int8: 5e-2, q8: 5e-2, q4: 0.15, q4f16: 0.15 };
+
+test('variants: every variant of every shared float model loads and runs in ORT, within its bound', async (t) => {
+  if (!ready(t)) return;
+  const { variantSchema } = await import('onnxfold');
+  const schema = await variantSchema();
+  const models = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx') && !f.includes('.qdq_')).sort();
+  assert.ok(models.length >= 8, `shared float models: ${models}`);
+  const worst = {};
+  for (const m of models) {
+    const input = join(modelsDir, m);
+    const dir = join(tmp, 'all', m);
+    await run(cli, ['variants', input, '--out', dir, '--name', 'model']);
+    await assertEquivalent(input, join(dir, 'model.onnx'));
+    for (const { dtype, file } of schema.slice(1)) {
+      for (const o of await compareByRange(input, join(dir, file))) {
+        if (o.nondeterministic) continue;
+        worst[dtype] = Math.max(worst[dtype] ?? 0, o.rel);
+        assert.ok(o.rel <= BOUND[dtype], `${m} ${dtype}: output '${o.name}' is off by ${o.rel} of its range`);
+      }
+    }
+  }
+  t.diagnostic(`worst |diff| / range: ${JSON.stringify(worst)}`);
+});
