@@ -64,17 +64,6 @@ function flagHelp(flags) {
 
 const mib = (b) => `${(b / 2 ** 20).toFixed(2)} MiB`;
 
-function summaryText(s) {
-  const lines = [
-    `ir_version ${s.ir_version}, opsets ${Object.entries(s.opsets ?? {}).map(([d, v]) => `${d || 'ai.onnx'}:${v}`).join(' ')}`,
-    `${s.nodes} nodes, ${s.initializers} initializers (${mib(s.initializer_bytes ?? 0)})`,
-  ];
-  for (const v of s.inputs ?? []) lines.push(`input  ${v.name}: ${v.type}`);
-  for (const v of s.outputs ?? []) lines.push(`output ${v.name}: ${v.type}`);
-  for (const [op, n] of Object.entries(s.op_histogram ?? {}).sort((a, b) => b[1] - a[1])) lines.push(`  ${String(n).padStart(6)} ${op}`);
-  return `${lines.join('\n')}\n`;
-}
-
 async function main(argv) {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h') {
@@ -120,8 +109,7 @@ async function main(argv) {
   if (command === 'check' || command === 'info') {
     const model = wantOne('model');
     if (command === 'info') {
-      const s = await onnxfold.inspect(model);
-      process.stdout.write(values.json ? `${JSON.stringify(s, null, 2)}\n` : summaryText(s));
+      process.stdout.write(values.json ? `${JSON.stringify(await onnxfold.inspect(model), null, 2)}\n` : await onnxfold.inspectText(model));
     }
     const v = await onnxfold.validate(model);
     if (!v.valid) throw new Error(v.error);

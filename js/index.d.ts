@@ -471,6 +471,9 @@ export function variantsFile(inputPath: string, outDir: string, options?: Varian
 
 export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;
 
+/** The same summary as text, as the CLI's `info` prints it. */
+export function inspectText(bytes: Bytes, options?: InspectOptions): Promise<string>;
+
 /**
  * Checks a model against ONNX's rules: op schemas at the imported opset (input and output
  * counts, attributes, type constraints), graph structure, names, tensors, functions and

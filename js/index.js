@@ -887,6 +887,11 @@ export async function inspect(bytes, options = {}) {
   return JSON.parse(json);
 }
 
+/** The same summary as the CLI's `info` prints it (ModelSummary::toText). */
+export async function inspectText(bytes, options = {}) {
+  return withCall('inspectText', bytes, { options }, (M, size, host) => M.inspectText(size, host));
+}
+
 /**
  * Checks a model against ONNX's rules (what optimize checks before any pass).
  * @returns {Promise<{valid: boolean, error?: string}>} `error` names the node and field.

@@ -68,6 +68,12 @@ std::string inspect(double model_size, val host) {
       [&] { return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toJson(-1); });
 }
 
+// inspectText(modelSize, host) -> the CLI's `info` text of the same summary.
+std::string inspectText(double model_size, val host) {
+  return guarded(
+      [&] { return onnxfold::inspect(hostModel(host, model_size), hostIO(host)).toText(); });
+}
+
 // validate(modelSize, host) -> JSON {"valid": bool, "error": string}: an invalid model is an
 // answer, not a failure (other errors, e.g. a file that cannot be read, still throw).
 std::string validate(double model_size, val host) {
@@ -121,6 +127,7 @@ std::string passes() {
 EMSCRIPTEN_BINDINGS(onnxfold) {
   emscripten::function("optimize", &optimize);
   emscripten::function("inspect", &inspect);
+  emscripten::function("inspectText", &inspectText);
   emscripten::function("validate", &validate);
   emscripten::function("version", &version);
   emscripten::function("passes", &passes);

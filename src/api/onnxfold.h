@@ -16,6 +16,7 @@
 #include "ir/buffer.h"
 #include "ir/error.h"
 #include "ir/sink.h"
+#include "passes/weight_quantization.h"
 
 namespace onnxfold {
 
@@ -44,16 +45,8 @@ struct Options {
   bool fold_dequantize_weights = false;
   // Quantization finalize mode: "" (off), "qoperator", "integer" or "qdq-clean".
   std::string quant;
-  // Weight-only quantization (quantize-weights, after the pipeline and before float16):
-  // "" (off), "int4" (blocked MatMul weights) or "int8" (per-channel MatMul/Gemm/Conv weights).
-  std::string quantize;
-  // "qdq" (DequantizeLinear; int4 needs opset 21) or "ort" (int4 as com.microsoft MatMulNBits).
-  std::string quant_format = "qdq";
-  int64_t quant_block_size = 32;  // int4 block along K: a power of two 16..256
-  bool quant_symmetric = true;
-  std::vector<std::string> quant_ops;      // op types to quantize (empty: by mode)
-  std::vector<std::string> quant_exclude;  // node-name globs left float
-  int64_t quant_accuracy_level = 0;        // MatMulNBits accuracy_level 0-4 (0: not written)
+  // Weight-only quantization (quantize-weights, after the pipeline and before float16).
+  WeightQuantization weight_quant;
   // After the pipeline: float32 weights and computation become float16, the graph's inputs
   // and outputs stay float32 and ops that overflow in float16 stay float32 (convert-float16).
   bool float16 = false;

@@ -181,42 +181,29 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   }
   po.fold_dequantize_weights = options.fold_dequantize_weights;
   po.extra = options.extra;
-  po.quantize = options.quantize;
-  po.quant_format = options.quant_format;
-  po.quant_block_size = options.quant_block_size;
-  po.quant_symmetric = options.quant_symmetric;
-  po.quant_ops = options.quant_ops;
-  po.quant_exclude = options.quant_exclude;
-  po.quant_accuracy_level = options.quant_accuracy_level;
+  po.weight_quant = options.weight_quant;
   t0 = std::chrono::steady_clock::now();
   PipelineReport pr = pm.run(model, po);
-  if (!options.quantize.empty()) {
-    // Weight-only quantization, on the optimized float graph (its folds see float weights).
-    PassManagerOptions q_options = pmo;
-    q_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
+  // Stages after the pipeline, each its own pass manager: they are written for the optimized
+  // float32 graph (its folds and fusions see float weights). Progress never goes back.
+  auto stage = [&](const std::vector<std::string>& passes) {
+    PassManagerOptions stage_options = pmo;
+    stage_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
       progress("optimize", name, 0.9);
     };
-    PassManager qm(q_options);
-    qm.addByName({"quantize-weights", "dce"});
-    PipelineReport q = qm.run(model, po);
-    for (const PassRecord& r : q.passes) {
+    PassManager stage_pm(stage_options);
+    stage_pm.addByName(passes);
+    PipelineReport r = stage_pm.run(model, po);
+    pr.passes.insert(pr.passes.end(), r.passes.begin(), r.passes.end());
+    pr.converged = pr.converged && r.converged;
+    return r;
+  };
+  if (!options.weight_quant.mode.empty()) {
+    for (const PassRecord& r : stage({"quantize-weights", "dce"}).passes) {
       if (!r.error.empty()) throw Error("quantize: " + r.error);  // never silently float
     }
-    pr.passes.insert(pr.passes.end(), q.passes.begin(), q.passes.end());
-    pr.converged = pr.converged && q.converged;
   }
-  if (options.float16) {
-    // Once the pipeline is done: its passes (folding, fusions) are written for float32.
-    PassManagerOptions fp16_options = pmo;
-    fp16_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
-      progress("optimize", name, 0.9);  // progress never goes back
-    };
-    PassManager fp16(fp16_options);
-    fp16.addByName({"convert-float16"});
-    PipelineReport f = fp16.run(model, po);
-    pr.passes.insert(pr.passes.end(), f.passes.begin(), f.passes.end());
-    pr.converged = pr.converged && f.converged;
-  }
+  if (options.float16) stage({"convert-float16"});
   report.optimize_ms = msSince(t0);
   report.iterations = pr.iterations;
   report.converged = pr.converged;

@@ -70,49 +70,52 @@ const std::vector<Entry>& entries() {
         "(per-channel MatMul/Gemm/Conv weights) or q8 (DynamicQuantizeLinear + MatMulInteger "
         "with uint8 MatMul weights); see quantFormat"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quantize = as<std::string>(v, s);
-         if (o.quantize != "" && o.quantize != "int4" && o.quantize != "int8" && o.quantize != "q8")
-           throw Error("option " + s.name + ": unknown mode '" + o.quantize +
+         o.weight_quant.mode = as<std::string>(v, s);
+         if (o.weight_quant.mode != "" && o.weight_quant.mode != "int4" &&
+             o.weight_quant.mode != "int8" && o.weight_quant.mode != "q8")
+           throw Error("option " + s.name + ": unknown mode '" + o.weight_quant.mode +
                        "' (valid modes: int4, int8, q8)");
        }},
       {{"quantFormat", "--quant-format", "string", "a string",
         "How quantized weights are written: qdq (DequantizeLinear; int4 needs opset 21, default) "
         "or ort (int4 as com.microsoft MatMulNBits)"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quant_format = as<std::string>(v, s);
-         if (o.quant_format != "qdq" && o.quant_format != "ort")
-           throw Error("option " + s.name + ": unknown format '" + o.quant_format +
+         o.weight_quant.format = as<std::string>(v, s);
+         if (o.weight_quant.format != "qdq" && o.weight_quant.format != "ort")
+           throw Error("option " + s.name + ": unknown format '" + o.weight_quant.format +
                        "' (valid formats: qdq, ort)");
        }},
       {{"quantBlockSize", "--quant-block-size", "integer", "a power of two from 16 to 256",
         "int4 block length along K (default 32)"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quant_block_size = as<int64_t>(v, s);
-         const int64_t b = o.quant_block_size;
+         o.weight_quant.block_size = as<int64_t>(v, s);
+         const int64_t b = o.weight_quant.block_size;
          if (b < 16 || b > 256 || (b & (b - 1)) != 0)
            throw Error("option " + s.name + ": expected " + s.type_help + ", got " +
                        std::to_string(b));
        }},
       {{"quantSymmetric", "--quant-symmetric", "boolean", "a boolean",
         "Symmetric quantization, zero point 0 (default true; false: unsigned with zero points)"},
-       [](Options& o, const Json& v, const OptionSpec& s) { o.quant_symmetric = as<bool>(v, s); }},
+       [](Options& o, const Json& v, const OptionSpec& s) {
+         o.weight_quant.symmetric = as<bool>(v, s);
+       }},
       {{"quantOps", "--quant-ops", "string[]", "an array of op types",
         "Op types whose weights are quantized (default: int4 and q8 MatMul; int8 MatMul, Gemm, "
         "Conv; int4 ort also takes Gather: GatherBlockQuantized)"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quant_ops = as<std::vector<std::string>>(v, s);
+         o.weight_quant.ops = as<std::vector<std::string>>(v, s);
        }},
       {{"quantExclude", "--quant-exclude", "string[]", "an array of strings",
         "Node names (or globs) whose weights stay float"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quant_exclude = as<std::vector<std::string>>(v, s);
+         o.weight_quant.exclude = as<std::vector<std::string>>(v, s);
        }},
       {{"quantAccuracyLevel", "--quant-accuracy-level", "integer", "an integer from 0 to 4",
         "MatMulNBits accuracy_level (0: not written, as onnxruntime's quantizer; 4: int8 "
         "compute)"},
        [](Options& o, const Json& v, const OptionSpec& s) {
-         o.quant_accuracy_level = as<int64_t>(v, s);
-         if (o.quant_accuracy_level < 0 || o.quant_accuracy_level > 4)
+         o.weight_quant.accuracy_level = as<int64_t>(v, s);
+         if (o.weight_quant.accuracy_level < 0 || o.weight_quant.accuracy_level > 4)
            throw Error("option " + s.name + ": expected " + s.type_help);
        }},
       {{"float16", "--float16", "boolean", "a boolean",

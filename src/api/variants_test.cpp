@@ -39,11 +39,11 @@ TEST(Variants, PlanNamesFilesAsTransformersJsAndSaysEveryOptionTheyDependOn) {
   EXPECT_EQ(q[3].file, "model_int8.onnx");
   Options q4f16;
   applyOptionsJson(q[2].options, q4f16);
-  EXPECT_EQ(q4f16.quantize, "int4");
-  EXPECT_EQ(q4f16.quant_format, "ort");
+  EXPECT_EQ(q4f16.weight_quant.mode, "int4");
+  EXPECT_EQ(q4f16.weight_quant.format, "ort");
   EXPECT_TRUE(q4f16.float16);
   applyOptionsJson(plan[1].options, q4f16);  // fp32 over it: nothing quantized
-  EXPECT_EQ(q4f16.quantize, "");
+  EXPECT_EQ(q4f16.weight_quant.mode, "");
 }
 
 TEST(Variants, UnknownOrRepeatedDtypesAndNamesWithFoldersAreRefused) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "passes/weight_quantization.h"
 
 namespace onnxfold {
 
@@ -33,14 +34,8 @@ struct PassOptions {
   int64_t max_model_bytes = -1;
   // Fold DequantizeLinear of integer weights (normally kept for quantization).
   bool fold_dequantize_weights = false;
-  // Weight-only quantization (the quantize-weights pass; Options has the same fields).
-  std::string quantize;              // "" (off), "int4", "int8"
-  std::string quant_format = "qdq";  // "qdq" or "ort" (int4 as MatMulNBits)
-  int64_t quant_block_size = 32;
-  bool quant_symmetric = true;
-  std::vector<std::string> quant_ops;      // empty: by mode
-  std::vector<std::string> quant_exclude;  // node-name globs
-  int64_t quant_accuracy_level = 0;
+  // Weight-only quantization (the quantize-weights pass), as Options::weight_quant.
+  WeightQuantization weight_quant;
   // Free-form per-pass settings: "pass.key" -> value.
   std::map<std::string, std::string> extra;
 };

@@ -337,11 +337,11 @@ class QuantizeWeights : public Pass {
 
   bool run(Model& model, PassContext& ctx) override {
     const PassOptions& o = ctx.options();
-    if (o.quantize.empty()) return false;
-    const bool int4 = o.quantize == "int4";
-    const bool q8 = o.quantize == "q8";
-    const bool ort = o.quant_format == "ort";
-    if (o.quantize == "int8" && ort)
+    if (o.weight_quant.mode.empty()) return false;
+    const bool int4 = o.weight_quant.mode == "int4";
+    const bool q8 = o.weight_quant.mode == "q8";
+    const bool ort = o.weight_quant.format == "ort";
+    if (o.weight_quant.mode == "int8" && ort)
       throw Error("option quantFormat: 'ort' is for int4 (MatMulNBits); int8 is written as qdq");
     if (int4 && !ort && model.opsetVersion("") < 21) {
       throw Error(
@@ -349,7 +349,7 @@ class QuantizeWeights : public Pass {
           "(opset 21); the model imports opset " +
           std::to_string(model.opsetVersion("")) + " (use quantFormat 'ort')");
     }
-    std::vector<std::string> ops = o.quant_ops;
+    std::vector<std::string> ops = o.weight_quant.ops;
     if (ops.empty())
       ops = int4 || q8 ? std::vector<std::string>{"MatMul"}  // Gather on request, as onnxruntime
                        : std::vector<std::string>{"MatMul", "Gemm", "Conv"};
@@ -357,7 +357,8 @@ class QuantizeWeights : public Pass {
       const bool ok = op == "MatMul" || (int4 && ort && op == "Gather") ||
                       (!int4 && !q8 && (op == "Gemm" || op == "Conv"));
       if (!ok)
-        throw Error("option quantOps: " + op + " cannot be quantized by mode " + o.quantize +
+        throw Error("option quantOps: " + op + " cannot be quantized by mode " +
+                    o.weight_quant.mode +
                     " (int4: MatMul, and Gather with quantFormat ort; q8: MatMul; int8: "
                     "MatMul, Gemm, Conv)");
     }
@@ -368,7 +369,7 @@ class QuantizeWeights : public Pass {
     for (Node* n : g.nodes()) {
       if (!n->isDefaultDomain() || std::find(ops.begin(), ops.end(), n->op_type) == ops.end())
         continue;
-      if (excluded(o.quant_exclude, n->name)) {
+      if (excluded(o.weight_quant.exclude, n->name)) {
         ctx.explain(*n, "excluded by quantExclude");
         continue;
       }
@@ -383,11 +384,11 @@ class QuantizeWeights : public Pass {
       }
       Plan plan;
       plan.dims = wt->dims();
-      plan.grid = {int4 ? 4 : 8, o.quant_symmetric && !q8};
+      plan.grid = {int4 ? 4 : 8, o.weight_quant.symmetric && !q8};
       if (gather) {
         // GatherBlockQuantized: rows of the table in blocks along H (H a multiple of the block).
         if (wt->rank() != 2 || n->attrInt("axis", 0) != 0 ||
-            wt->dims()[1] % o.quant_block_size != 0) {
+            wt->dims()[1] % o.weight_quant.block_size != 0) {
           ctx.explain(*n,
                       "Gather of a table that is not 2-D, on axis != 0, or with rows not a "
                       "multiple of quantBlockSize");
@@ -405,7 +406,7 @@ class QuantizeWeights : public Pass {
         continue;
       }
       if (int4) {
-        plan.block = o.quant_block_size;
+        plan.block = o.weight_quant.block_size;
         if (ort) {
           plan.layout = Plan::Layout::kOrt;
           if (!gather && rankOf(n->input(0)) < 2) {
@@ -521,8 +522,8 @@ class QuantizeWeights : public Pass {
       m->setAttr(Attribute::makeInt("N", nn));
       m->setAttr(Attribute::makeInt("bits", 4));
       m->setAttr(Attribute::makeInt("block_size", plan.block));
-      if (o.quant_accuracy_level > 0)
-        m->setAttr(Attribute::makeInt("accuracy_level", o.quant_accuracy_level));
+      if (o.weight_quant.accuracy_level > 0)
+        m->setAttr(Attribute::makeInt("accuracy_level", o.weight_quant.accuracy_level));
       m->output(0)->type = n->output(0)->type;
       importMicrosoft(model);
       rw.replaceNode(n, {m->output(0)});

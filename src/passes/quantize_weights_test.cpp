@@ -144,9 +144,9 @@ void checkPassMatMul(const std::string& mode, bool sym, int64_t opset) {
   b.output(b.op("MatMul", {x, w}, {}, "mm"));
   std::unique_ptr<Model> m = b.build();
   PassOptions po;
-  po.quantize = mode;
-  po.quant_block_size = 16;
-  po.quant_symmetric = sym;
+  po.weight_quant.mode = mode;
+  po.weight_quant.block_size = 16;
+  po.weight_quant.symmetric = sym;
   ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
   EXPECT_EQ(test::countOps(*m->graph, "DequantizeLinear"), 1U);
   const std::vector<float> xv = test::ramp(static_cast<size_t>(2 * k));
@@ -185,7 +185,7 @@ TEST(QuantizeWeights, PassQ8MakesDynamicIntegerMatMul) {
   b.output(b.op("MatMul", {x, b.initializer("w", {k, n}, wv)}, {}, "mm"));
   std::unique_ptr<Model> m = b.build();
   PassOptions po;
-  po.quantize = "q8";
+  po.weight_quant.mode = "q8";
   ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
   EXPECT_EQ(test::countOps(*m->graph, "MatMulInteger"), 1U);
   EXPECT_EQ(test::countOps(*m->graph, "DynamicQuantizeLinear"), 1U);
@@ -215,7 +215,7 @@ TEST(QuantizeWeights, Int4QdqNeedsOpset21) {
   b.output(b.op("MatMul", {x, w}));
   std::unique_ptr<Model> m = b.build();
   PassOptions po;
-  po.quantize = "int4";
+  po.weight_quant.mode = "int4";
   EXPECT_THROW(test::runPass(*m, "quantize-weights", po), Error);
 }
 
@@ -228,9 +228,9 @@ TEST(QuantizeWeights, Int4OrtMakesMatMulNBits) {
   b.output(b.op("MatMul", {x, w2}, {}, "q"));
   std::unique_ptr<Model> m = b.build();
   PassOptions po;
-  po.quantize = "int4";
-  po.quant_format = "ort";
-  po.quant_exclude = {"ke*"};
+  po.weight_quant.mode = "int4";
+  po.weight_quant.format = "ort";
+  po.weight_quant.exclude = {"ke*"};
   ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
   EXPECT_EQ(test::countOps(*m->graph, "MatMulNBits"), 1U);
   EXPECT_EQ(test::countOps(*m->graph, "MatMul"), 1U);  // excluded by the glob
@@ -255,11 +255,11 @@ TEST(QuantizeWeights, GatherBlockQuantizedOnRequest) {
   b.output(b.op("Gather", {table, ids}, {}, "embed"));
   std::unique_ptr<Model> m = b.build();
   PassOptions po;
-  po.quantize = "int4";
-  po.quant_format = "ort";
+  po.weight_quant.mode = "int4";
+  po.weight_quant.format = "ort";
   EXPECT_FALSE(test::runPass(*m, "quantize-weights", po));  // Gather is not quantized by default
-  po.quant_ops = {"MatMul", "Gather"};
-  po.quant_symmetric = false;
+  po.weight_quant.ops = {"MatMul", "Gather"};
+  po.weight_quant.symmetric = false;
   ASSERT_TRUE(test::runPass(*m, "quantize-weights", po));
   ASSERT_EQ(test::countOps(*m->graph, "GatherBlockQuantized"), 1U);
   for (const Node* n : m->graph->nodes()) {
@@ -268,8 +268,8 @@ TEST(QuantizeWeights, GatherBlockQuantizedOnRequest) {
     EXPECT_EQ(n->input(2)->initializer()->dims(), (std::vector<int64_t>{10, 2}));
     EXPECT_EQ(n->input(3)->initializer()->dims(), (std::vector<int64_t>{10, 1}));
   }
-  po.quantize = "int8";
-  po.quant_format = "qdq";
+  po.weight_quant.mode = "int8";
+  po.weight_quant.format = "qdq";
   EXPECT_THROW(test::runPass(*m, "quantize-weights", po), Error);  // Gather is int4 ort only
 }
 

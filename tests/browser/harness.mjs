@@ -20,12 +20,13 @@ export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic',
 
 const PAGE_FILES = ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm'];
 
-// Chromium, playwright-core, the built page (its usual files and `files`) and `also` (paths, or
-// [description, present] pairs). Under CI a missing one is a failing test named after `what`.
-export async function prerequisites(what, { files = [], also = [] } = {}) {
+// Chromium, playwright-core, the built page (its usual files and `files`; none with page: false,
+// for tests that serve something else) and `also` (paths, or [description, present] pairs).
+// Under CI a missing one is a failing test named after `what`.
+export async function prerequisites(what, { page = true, files = [], also = [] } = {}) {
   const missing = [];
   if (!existsSync(chromiumPath)) missing.push(`Chromium (${chromiumPath}; scripts/bootstrap installs it)`);
-  for (const f of [...PAGE_FILES, ...files]) {
+  for (const f of page ? [...PAGE_FILES, ...files] : files) {
     if (!existsSync(join(webDir, f))) missing.push(`build/web/${f} (run scripts/build-web)`);
   }
   for (const a of also) {

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { execFileSync } from 'node:child_process';
 import { join, relative } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
-import { launchChromium, repoRoot } from './harness.mjs';
+import { launchChromium, prerequisites, repoRoot } from './harness.mjs';
 import { cli, haveCli, havePythonOnnx, makeLlm, python } from '../node/env.mjs';
 
 const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
@@ -21,20 +21,12 @@ const DTYPES = { fp32: 'model.onnx', fp16: 'model_fp16.onnx', int8: 'model_int8.
   q4: 'model_q4.onnx', q4f16: 'model_q4f16.onnx' };
 const SEED = 3;
 
-// Not prerequisites(): this test needs no built page (build/web), only Chromium, ORT-web, the CLI and make_llm.
-const missing = [];
-if (!existsSync(process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium')) missing.push('Chromium');
-if (!existsSync(ORT_WEB)) missing.push('onnxruntime-web (npm ci)');
-if (!haveCli) missing.push(`the native CLI (${cli})`);
-if (!havePythonOnnx() || !existsSync(makeLlm)) missing.push(`${python} with onnx, or ${makeLlm}`);
-let playwright = null;
-try {
-  playwright = await import('playwright-core');
-} catch {
-  missing.push('playwright-core (npm ci)');
-}
-const skipReason = missing.length ? `missing: ${missing.join(', ')}` : false;
-if (skipReason && process.env.CI) test('browser variants test prerequisites', () => assert.fail(skipReason));
+// No built page (build/web): the repository root is served.
+const { playwright, skipReason } = await prerequisites('browser variants', {
+  page: false,
+  also: [['onnxruntime-web (npm ci)', existsSync(ORT_WEB)], [`the native CLI (${cli})`, haveCli],
+    [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)]],
+});
 
 // Runs in the page: loads each model in ORT-web, feeds the page's seeded inputs and returns every
 // output as plain numbers (float16 decoded), or the error a variant failed with.

@@ -3,8 +3,8 @@
 // earlier build steps must have produced it.
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -45,4 +45,15 @@ export function need(t, ok, reason) {
   if (process.env.CI) assert.fail(`${reason} (CI is set, so this is a failure)`);
   t.skip(reason);
   return false;
+}
+
+// A model file and its external-data files (`<name>.data`, `.data.1`, ...) beside it, in bytes.
+export function modelBytes(path) {
+  const dir = dirname(path);
+  const name = basename(path);
+  let bytes = statSync(path).size;
+  for (const f of readdirSync(dir)) {
+    if (f.startsWith(`${name}.data`)) bytes += statSync(join(dir, f)).size;
+  }
+  return bytes;
 }

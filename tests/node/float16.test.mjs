@@ -12,11 +12,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 
-import { cli, cliMissing, dist, haveCli, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, makeLlm, modelBytes, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
 import { compareByRange } from './oracle.mjs';
 
@@ -30,16 +30,6 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
 const rows = [];
 
-// A model and its external-data files, in bytes.
-function sizeOf(path) {
-  const dir = join(path, '..');
-  const name = basename(path);
-  let bytes = statSync(path).size;
-  for (const f of readdirSync(dir)) {
-    if (f.startsWith(`${name}.data`)) bytes += statSync(join(dir, f)).size;
-  }
-  return bytes;
-}
 
 async function checkModel(t, name, input) {
   const opt = join(tmp, `${name}.opt.onnx`);
@@ -53,8 +43,8 @@ async function checkModel(t, name, input) {
   assert.ok(runs.length >= 1 && !runs.at(-1).changed, 'convert-float16 ran and was idempotent');
   const first = runs[0];
   const converted = first.counters?.['float32 weight bytes converted'] ?? 0;
-  const before = sizeOf(opt);
-  const after = sizeOf(fp16);
+  const before = modelBytes(opt);
+  const after = modelBytes(fp16);
   // A float32 model: most of its bytes are float32 weights (not a QDQ model with int8 weights).
   const float32Model = first.changed && converted >= 0.5 * before;
   if (float32Model) {
@@ -63,7 +53,7 @@ async function checkModel(t, name, input) {
   const outputs = await compareByRange(input, fp16, { seed: SEED });
   const compared = outputs.filter((o) => !o.nondeterministic);
   const worst = Math.max(0, ...compared.map((o) => o.rel));
-  rows.push({ name, original: sizeOf(input), before, after, ratio: after / before, worst, float32Model,
+  rows.push({ name, original: modelBytes(input), before, after, ratio: after / before, worst, float32Model,
     shapeOnly: compared.length === 0,
     kept: first.counters?.['nodes kept in float32'] ?? 0, saturated: first.counters?.['values saturated'] ?? 0,
     note: first.changed ? '' : (first.notes ?? []).join('; ') });

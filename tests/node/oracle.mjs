@@ -148,7 +148,8 @@ export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2,
   }
 }
 
-async function unoptimizedSession(path) {
+/** A session with ORT's graph optimizations off: what the model itself computes. */
+export async function unoptimizedSession(path) {
   return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
 }
 

@@ -12,14 +12,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import ort from 'onnxruntime-node';
+import { join } from 'node:path';
 
-import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelBytes, modelsDir, need, python, repoRoot, run } from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
-import { compareModels, makeInputs } from './oracle.mjs';
+import { compareModels, makeInputs, unoptimizedSession } from './oracle.mjs';
 
 const SEED = 3;
 // End-to-end thresholds against the float model, on seeded inputs with symbolic dims 8 (measured
@@ -44,24 +43,12 @@ process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 const dequantizer = join(repoRoot, 'tests', 'node', 'dequantize_weights.py');
 const rows = [];
 
-function sizeOf(path) {
-  const dir = join(path, '..');
-  const name = basename(path);
-  let bytes = statSync(path).size;
-  for (const f of readdirSync(dir)) {
-    if (f.startsWith(`${name}.data`)) bytes += statSync(join(dir, f)).size;
-  }
-  return bytes;
-}
 
-async function session(path) {
-  return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
-}
 
 // Cosine, argmax agreement (last axis) and max |diff| / range of each float output.
 async function endToEnd(origPath, qPath) {
-  const orig = await session(origPath);
-  const q = await session(qPath);
+  const orig = await unoptimizedSession(origPath);
+  const q = await unoptimizedSession(qPath);
   try {
     const feeds = makeInputs(orig, { seed: SEED, dimValue: 8 });
     const e = await orig.run(feeds);
@@ -145,9 +132,9 @@ async function checkModel(t, name, input, modes = Object.keys(MODES)) {
       }
     }
     const logits = outs.find((o) => o.name.includes('logits')) ?? outs[0];
-    rows.push({ model: name, mode, before: sizeOf(opt), after: sizeOf(path), weights: errors.length, worstWeight,
+    rows.push({ model: name, mode, before: modelBytes(opt), after: modelBytes(path), weights: errors.length, worstWeight,
       output: logits.name, cosine: logits.cosine, argmax: logits.argmax, rel: logits.rel });
-    t.diagnostic(`${name} ${mode}: ${sizeOf(opt)} -> ${sizeOf(path)} bytes, ${logits.name} cosine ` +
+    t.diagnostic(`${name} ${mode}: ${modelBytes(opt)} -> ${modelBytes(path)} bytes, ${logits.name} cosine ` +
       `${logits.cosine.toFixed(5)}, argmax ${logits.argmax.toFixed(3)}, worst weight RMS error ${worstWeight}`);
   }
 }
@@ -197,7 +184,7 @@ test('--quantize int4 qdq at opset 21 (symmetric and not) agrees with MatMulNBit
     assert.ok(h.rel <= 1e-2, `${tag}: float16 qdq differs from qdq by ${h.rel} of the range`);
     const [o] = await endToEnd(input, qdq.path);
     assert.ok(o.cosine >= 0.99, `${tag}: cosine ${o.cosine}`);
-    t.diagnostic(`mm21 ${tag}: ${sizeOf(input)} -> qdq ${sizeOf(qdq.path)}, ort ${sizeOf(nbits.path)} bytes, cosine ${o.cosine.toFixed(5)}`);
+    t.diagnostic(`mm21 ${tag}: ${modelBytes(input)} -> qdq ${modelBytes(qdq.path)}, ort ${modelBytes(nbits.path)} bytes, cosine ${o.cosine.toFixed(5)}`);
   }
   // Below opset 21 the qdq format is refused with the reason.
   const old = join(tmp, 'mm17.onnx');

@@ -136,6 +136,8 @@ test('npx onnxfold: optimize writes what the native CLI writes; check, info and 
   const { stdout: info } = await run(process.execPath, [bin, 'info', model, '--json']);
   const { stdout: nativeInfo } = await run(cli, ['info', model, '--json']);
   assert.deepEqual(JSON.parse(info), JSON.parse(nativeInfo));
+  const { stdout: text } = await run(process.execPath, [bin, 'info', model]);
+  assert.equal(text, (await run(cli, ['info', model])).stdout);
 });
 
 // Every variant of every shared float model (the QDQ ones are quantized already) loads and runs
