@@ -280,6 +280,12 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   }
   TimedSink timed(out, sinks);
   WriteStats ws = writeModel(*model, timed, wo);
+  for (size_t i = 0; i < pr.passes.size() && i < report.passes.size(); ++i) {
+    for (const auto& late : pr.passes[i].notes_after_write) {
+      std::string line = late();
+      if (!line.empty()) report.passes[i].notes.push_back(std::move(line));
+    }
+  }
   report.sink_write_ms = sinks.ms;
   report.sink_write_bytes = sinks.bytes;
   report.write_source_read_ms = Buffer::memoryStats().read_ms - read_before_write;

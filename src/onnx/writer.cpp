@@ -26,11 +26,14 @@ class Rope {
   std::string& tail() { return pieces_.back().owned; }
 
   void appendBuffer(const Buffer& b) {
-    if (b.size() < kViewThreshold) {
+    // A computed tensor (a source that is no input file) stays a piece whatever its size: it is
+    // computed when written, in file order, not while the rope is built or sized.
+    const bool computed = b.isSourceRange() && b.source()->location().empty();
+    if (b.size() < kViewThreshold && !computed) {
       std::string& t = tail();
       const size_t at = t.size();
       t.resize(at + b.size());
-      b.copyTo(0, b.size(), reinterpret_cast<uint8_t*>(&t[at]));  // no residency for a range
+      b.copyTo(0, b.size(), reinterpret_cast<uint8_t*>(&t[at]));
       return;
     }
     Piece v;

@@ -59,6 +59,11 @@ class PassContext {
 
   // A line for the report ("folded 12 nodes", "kept 'w': preserved").
   void note(std::string message) { notes_.push_back(std::move(message)); }
+  // A line known only once the output is written (a figure of a tensor computed by the
+  // writer); the report asks for it then, and skips it if it returns "".
+  void noteAfterWrite(std::function<std::string()> message) {
+    late_notes_.push_back(std::move(message));
+  }
   // Counters shown in the report, e.g. count("nodes removed", 3).
   void count(const std::string& what, int64_t n = 1) { counters_[what] += n; }
 
@@ -69,12 +74,16 @@ class PassContext {
   }
 
   std::vector<std::string> takeNotes() { return std::exchange(notes_, {}); }
+  std::vector<std::function<std::string()>> takeNotesAfterWrite() {
+    return std::exchange(late_notes_, {});
+  }
   std::vector<Explanation> takeExplanations() { return std::exchange(explanations_, {}); }
   std::map<std::string, int64_t> takeCounters() { return std::exchange(counters_, {}); }
 
  private:
   const PassOptions& options_;
   std::vector<std::string> notes_;
+  std::vector<std::function<std::string()>> late_notes_;
   std::vector<Explanation> explanations_;
   std::map<std::string, int64_t> counters_;
 };

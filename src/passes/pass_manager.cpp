@@ -97,6 +97,7 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
       rec.millis =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       rec.notes = ctx.takeNotes();
+      rec.notes_after_write = ctx.takeNotesAfterWrite();
       rec.explanations = ctx.takeExplanations();
       rec.counters = ctx.takeCounters();
       rec.after = computeStats(*model);

@@ -33,6 +33,7 @@ struct PassRecord {
   ModelStats before;
   ModelStats after;
   std::vector<std::string> notes;
+  std::vector<std::function<std::string()>> notes_after_write;  // PassContext::noteAfterWrite
   std::vector<Explanation> explanations;
   std::map<std::string, int64_t> counters;
   std::string error;  // non-empty: the pass failed and was undone

@@ -17,9 +17,10 @@
 // Conditions: W a float32 initializer (not a graph input), 2-D for MatMul/Gemm, A of rank >= 2 for
 // MatMulNBits; the node's op in quantOps and its name matched by no quantExclude glob.
 // Algebra: the model computes op(x, dequant(quant(W))) exactly (quantize_weights.h).
-// Streaming: the quantized tensors are Sources computed when first read (by the writer) from the
-// float weight and dropped once read to the end, so writing holds one weight's result at a time;
-// the pass itself quantizes each weight once for its error (reported as a note) and drops it.
+// Streaming: the quantized tensors are Sources over one QuantizedWeight per weight
+// (quantized_weight.h), computed when the writer first reads them, in one pass over the float
+// weight, and dropped once read to the end; the report's relative RMS error of each weight is
+// a note taken after the write.
 #include "passes/quantize_weights.h"
 
 #include <fnmatch.h>
@@ -34,21 +35,14 @@
 #include "ir/error.h"
 #include "passes/passes.h"
 #include "passes/quant/quant.h"
+#include "passes/quantized_weight.h"
 #include "passes/rewrite.h"
 
 namespace onnxfold {
 
 namespace wq {
 
-GroupParams chooseParams(const float* v, size_t n, size_t stride, Grid g) {
-  float lo = 0;
-  float hi = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const float x = v[i * stride];
-    if (!std::isfinite(x)) throw Error("weight value " + std::to_string(x) + " is not finite");
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
+GroupParams paramsFromRange(float lo, float hi, Grid g) {
   GroupParams p;
   if (g.symmetric) {
     const float m = std::max(-lo, hi);
@@ -60,6 +54,18 @@ GroupParams chooseParams(const float* v, size_t n, size_t stride, Grid g) {
     p.zero_point = std::clamp(static_cast<int32_t>(std::nearbyint(-lo / p.scale)), 0, g.qmax());
   }
   return p;
+}
+
+GroupParams chooseParams(const float* v, size_t n, size_t stride, Grid g) {
+  float lo = 0;
+  float hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float x = v[i * stride];
+    if (!std::isfinite(x)) throw Error("weight value " + std::to_string(x) + " is not finite");
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  return paramsFromRange(lo, hi, g);
 }
 
 int32_t quantizeValue(float w, GroupParams p, Grid g) {
@@ -205,120 +211,17 @@ namespace {
 
 using namespace quant;
 
-// How one weight is quantized and laid out.
-struct Plan {
-  enum class Layout { kOrt, kBlockedQdq, kPerChannel } layout;
-  std::vector<int64_t> dims;  // of the float weight (transposed when `transposed`)
-  bool transposed = false;    // a Gather's table [V, H], quantized as W = table^T [H, V]
-  int64_t block = 0;          // kOrt / kBlockedQdq
-  size_t axis = 0;            // kPerChannel
-  wq::Grid grid;
+using wq::Part;
+using Layout = wq::Plan::Layout;
 
-  wq::Quantized quantize(const float* w) const {
-    if (layout == Layout::kPerChannel) return wq::quantizePerChannel(w, dims, axis, grid);
-    return wq::quantizeBlockwiseK(w, dims[0], dims[1], block, grid);
-  }
-};
-
-// The float weight's values (a temporary copy: the weight may be an unaligned view or a range of
-// an external-data file, which this does not make resident).
-std::vector<float> readFloats(const Tensor& t, bool transposed) {
-  std::vector<float> v(static_cast<size_t>(t.numElements()));
-  t.buffer().copyTo(0, v.size() * sizeof(float), reinterpret_cast<uint8_t*>(v.data()));
-  if (!transposed) return v;
-  const auto rows = static_cast<size_t>(t.dims()[0]);
-  const auto cols = static_cast<size_t>(t.dims()[1]);
-  std::vector<float> tv(v.size());
-  for (size_t r = 0; r < rows; ++r)
-    for (size_t c = 0; c < cols; ++c)
-      tv[c * rows + r] = v[r * cols + c];
-  return tv;
-}
-
-// One output tensor of a weight's quantization, computed when first read.
-class QuantizedPart : public Source {
- public:
-  enum class Part { kData, kScale, kZeroPoint };
-  QuantizedPart(Tensor weight, Plan plan, Part part, uint64_t bytes)
-      : weight_(std::move(weight)), plan_(std::move(plan)), part_(part), bytes_(bytes) {}
-
-  uint64_t size() const override { return bytes_; }
-  std::string describe() const override { return "quantized weight '" + weight_.name + "'"; }
-  void read(uint64_t offset, size_t n, uint8_t* dst) const override {
-    const std::lock_guard<std::mutex> lock(mu_);
-    if (result_.empty()) result_ = compute();
-    if (result_.size() != bytes_) throw Error(describe() + ": computed size mismatch");
-    std::memcpy(dst, result_.data() + offset, n);
-    if (offset + n == bytes_) result_ = {};  // read to the end: drop it
-  }
-
- private:
-  std::vector<uint8_t> compute() const {
-    std::vector<float> w = readFloats(weight_, plan_.transposed);
-    const wq::Quantized qw = plan_.quantize(w.data());
-    w = {};
-    const int64_t k = plan_.dims[0];
-    const int64_t n = plan_.dims.size() > 1 ? plan_.dims[1] : 1;
-    const int64_t blocks = plan_.block > 0 ? (k + plan_.block - 1) / plan_.block : 0;
-    std::vector<uint8_t> out;
-    auto floats = [&out](const std::vector<float>& f) {
-      out.resize(f.size() * sizeof(float));
-      std::memcpy(out.data(), f.data(), out.size());
-    };
-    switch (part_) {
-      case Part::kData:
-        if (plan_.layout == Plan::Layout::kOrt)
-          return wq::packMatMulNBits(qw, k, n, plan_.block, plan_.grid);
-        if (plan_.grid.bits == 4) return wq::packNibbles(qw.q);
-        out.resize(qw.q.size());
-        for (size_t i = 0; i < out.size(); ++i)
-          out[i] = static_cast<uint8_t>(qw.q[i]);  // int8 two's complement, or uint8
-        return out;
-      case Part::kScale: {
-        std::vector<float> s(qw.params.size());
-        if (plan_.layout == Plan::Layout::kOrt) {  // [N, blocks]: column-major of params
-          for (int64_t c = 0; c < n; ++c)
-            for (int64_t b = 0; b < blocks; ++b)
-              s[static_cast<size_t>(c * blocks + b)] =
-                  qw.params[static_cast<size_t>(b * n + c)].scale;
-        } else {
-          for (size_t i = 0; i < s.size(); ++i)
-            s[i] = qw.params[i].scale;
-        }
-        floats(s);
-        return out;
-      }
-      case Part::kZeroPoint: {
-        if (plan_.layout == Plan::Layout::kOrt)
-          return wq::packMatMulNBitsZeroPoints(qw, k, n, plan_.block);
-        std::vector<int16_t> z(qw.params.size());
-        for (size_t i = 0; i < z.size(); ++i)
-          z[i] = static_cast<int16_t>(qw.params[i].zero_point);
-        if (plan_.grid.bits == 4) return wq::packNibbles(z);
-        out.resize(z.size());
-        for (size_t i = 0; i < out.size(); ++i)
-          out[i] = static_cast<uint8_t>(z[i]);
-        return out;
-      }
-    }
-    return out;
-  }
-
-  Tensor weight_;
-  Plan plan_;
-  Part part_;
-  uint64_t bytes_;
-  mutable std::mutex mu_;
-  mutable std::vector<uint8_t> result_;
-};
-
-Tensor deferredTensor(const Tensor& weight, const Plan& plan, QuantizedPart::Part part,
-                      DataType dtype, std::vector<int64_t> dims) {
+Tensor partTensor(const std::shared_ptr<wq::QuantizedWeight>& w, Part part, DataType dtype,
+                  std::vector<int64_t> dims) {
+  std::shared_ptr<const Source> src = wq::QuantizedWeight::source(w, part);
+  const uint64_t bytes = src->size();
   int64_t count = 1;
   for (int64_t d : dims)
     count *= d;
-  const size_t bytes = rawByteSize(dtype, count);
-  auto src = std::make_shared<QuantizedPart>(weight, plan, part, bytes);
+  if (rawByteSize(dtype, count) != bytes) throw Error("quantized part size mismatch");
   return Tensor(dtype, std::move(dims), Buffer::fromSource(std::move(src), 0, bytes));
 }
 
@@ -365,7 +268,7 @@ class QuantizeWeights : public Pass {
     bool changed = false;
     Graph& g = *model.graph;  // the main graph (subgraph weights stay float)
     Rewriter rw(model, g, /*notify=*/false);
-    std::map<std::pair<Value*, size_t>, std::vector<Value*>> done;  // weight, axis -> parts
+    std::map<std::pair<Value*, bool>, std::vector<Value*>> done;  // weight, contiguous -> parts
     for (Node* n : g.nodes()) {
       if (!n->isDefaultDomain() || std::find(ops.begin(), ops.end(), n->op_type) == ops.end())
         continue;
@@ -382,46 +285,61 @@ class QuantizeWeights : public Pass {
         ctx.explain(*n, "weight is not a float32 constant");
         continue;
       }
-      Plan plan;
-      plan.dims = wt->dims();
+      if (wt->numElements() == 0) {
+        ctx.explain(*n, "empty weight");
+        continue;
+      }
+      const std::vector<int64_t>& d = wt->dims();
+      wq::Plan plan;
       plan.grid = {int4 ? 4 : 8, o.weight_quant.symmetric && !q8};
+      plan.zero_points = !plan.grid.symmetric || plan.grid.bits == 8;  // int8 keeps its zero
+                                                                       // point (finalize reads it)
       if (gather) {
         // GatherBlockQuantized: rows of the table in blocks along H (H a multiple of the block).
         if (wt->rank() != 2 || n->attrInt("axis", 0) != 0 ||
-            wt->dims()[1] % o.weight_quant.block_size != 0) {
+            d[1] % o.weight_quant.block_size != 0) {
           ctx.explain(*n,
                       "Gather of a table that is not 2-D, on axis != 0, or with rows not a "
                       "multiple of quantBlockSize");
           continue;
         }
-        plan.transposed = true;
-        plan.dims = {wt->dims()[1], wt->dims()[0]};
+        plan.contiguous = true;  // channel = a row of the table
+        plan.channels = d[0];
+        plan.length = d[1];
       } else if (n->isOp("MatMul") || n->isOp("Gemm")) {
         if (wt->rank() != 2) {
           ctx.explain(*n, "weight is not 2-D");
           continue;
         }
+        // Channels are output columns: W [K, N], or rows of W [N, K] for Gemm with transB.
+        plan.contiguous = n->isOp("Gemm") && n->attrInt("transB", 0) != 0;
+        plan.channels = plan.contiguous ? d[0] : d[1];
+        plan.length = plan.contiguous ? d[1] : d[0];
       } else if (wt->rank() < 3) {
         ctx.explain(*n, "Conv weight of rank < 3");
         continue;
+      } else {  // Conv: one channel per output filter
+        plan.contiguous = true;
+        plan.channels = d[0];
+        plan.length = wt->numElements() / d[0];
       }
       if (int4) {
         plan.block = o.weight_quant.block_size;
         if (ort) {
-          plan.layout = Plan::Layout::kOrt;
+          plan.layout = Layout::kOrt;
           if (!gather && rankOf(n->input(0)) < 2) {
             ctx.explain(*n, "input A of unknown rank or rank 1 (MatMulNBits needs rank >= 2)");
             continue;
           }
         } else {
-          plan.layout = Plan::Layout::kBlockedQdq;
+          plan.layout = Layout::kBlockedQdq;
         }
       } else if (q8 && rankOf(n->input(0)) < 2) {
         ctx.explain(*n, "input A of unknown rank or rank 1");
         continue;
       } else {
-        plan.layout = Plan::Layout::kPerChannel;
-        plan.axis = n->isOp("MatMul") ? 1 : n->isOp("Gemm") ? (n->attrInt("transB", 0) ? 0 : 1) : 0;
+        plan.layout = Layout::kPerChannel;
+        plan.block = plan.length;
       }
       quantizeNode(model, rw, n, wv, *wt, plan, q8, done, ctx);
       changed = true;
@@ -438,70 +356,67 @@ class QuantizeWeights : public Pass {
   }
 
   static void quantizeNode(Model& model, Rewriter& rw, Node* n, Value* wv, const Tensor& wt,
-                           const Plan& plan, bool q8,
-                           std::map<std::pair<Value*, size_t>, std::vector<Value*>>& done,
+                           const wq::Plan& plan, bool q8,
+                           std::map<std::pair<Value*, bool>, std::vector<Value*>>& done,
                            PassContext& ctx) {
     const PassOptions& o = ctx.options();
     const std::string base = wv->name();
-    const int64_t k = plan.dims[0];
-    const int64_t nn = plan.dims.size() > 1 ? plan.dims[1] : 1;
-    const int64_t blocks = plan.block > 0 ? (k + plan.block - 1) / plan.block : 0;
-    const auto key = std::make_pair(wv, plan.transposed ? size_t{99} : plan.axis);
+    const int64_t cn = plan.channels;
+    const int64_t blocks = plan.blocks();
+    const bool gather = n->isOp("Gather");
+    const auto key = std::make_pair(wv, plan.contiguous);
     auto it = done.find(key);
     if (it == done.end()) {
-      {  // the error, once per weight (the result is dropped again)
-        std::vector<float> w = readFloats(wt, plan.transposed);
-        const wq::Quantized qw = plan.quantize(w.data());
-        const double e = wq::relativeRmsError(w.data(), plan.dims, qw, plan.block, plan.axis);
+      auto w = std::make_shared<wq::QuantizedWeight>(wt, plan);
+      ctx.count("weights quantized");
+      ctx.count("weight elements quantized", wt.numElements());
+      // The error is known once the writer has computed the weight.
+      ctx.noteAfterWrite([w, base, count = wt.numElements()] {
+        const std::optional<double> e = w->relativeRmsError();
+        if (!e) return std::string();
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%.4g", e);
-        ctx.note("quantized '" + base + "' (" + std::to_string(wt.numElements()) +
-                 " weights): relative RMS error " + buf);
-        ctx.count("weights quantized");
-        ctx.count("weight elements quantized", wt.numElements());
-      }
-      using Part = QuantizedPart::Part;
+        std::snprintf(buf, sizeof buf, "%.4g", *e);
+        return "quantized '" + base + "' (" + std::to_string(count) +
+               " weights): relative RMS error " + buf;
+      });
       std::vector<Value*> parts;
       const bool sym = plan.grid.symmetric;
-      if (plan.layout == Plan::Layout::kOrt) {
+      if (plan.layout == Layout::kOrt) {
         // MatMulNBits: B [N, blocks, bs/2], scales [N * blocks], zero points [N * ceil(blocks/2)];
         // GatherBlockQuantized: the same bytes as [V, H/2], [V, blocks], [V, ceil(blocks/2)].
-        const bool g = plan.transposed;
         const int64_t zpc = (blocks + 1) / 2;
         parts.push_back(
-            rw.constant(deferredTensor(wt, plan, Part::kData, DataType::kUint8,
-                                       g ? std::vector<int64_t>{nn, blocks * plan.block / 2}
-                                         : std::vector<int64_t>{nn, blocks, plan.block / 2}),
+            rw.constant(partTensor(w, Part::kData, DataType::kUint8,
+                                   gather ? std::vector<int64_t>{cn, blocks * plan.block / 2}
+                                          : std::vector<int64_t>{cn, blocks, plan.block / 2}),
                         base + "_Q4"));
-        parts.push_back(rw.constant(deferredTensor(wt, plan, Part::kScale, DataType::kFloat,
-                                                   g ? std::vector<int64_t>{nn, blocks}
-                                                     : std::vector<int64_t>{nn * blocks}),
+        parts.push_back(rw.constant(partTensor(w, Part::kScale, DataType::kFloat,
+                                               gather ? std::vector<int64_t>{cn, blocks}
+                                                      : std::vector<int64_t>{cn * blocks}),
                                     base + "_scales"));
-        if (!sym)
+        if (plan.zero_points)
           parts.push_back(rw.constant(
-              deferredTensor(wt, plan, Part::kZeroPoint, DataType::kUint8,
-                             g ? std::vector<int64_t>{nn, zpc} : std::vector<int64_t>{nn * zpc}),
+              partTensor(w, Part::kZeroPoint, DataType::kUint8,
+                         gather ? std::vector<int64_t>{cn, zpc} : std::vector<int64_t>{cn * zpc}),
               base + "_zero_points"));
       } else {
         const DataType qt = plan.grid.bits == 4 ? (sym ? DataType::kInt4 : DataType::kUint4)
                                                 : (sym ? DataType::kInt8 : DataType::kUint8);
-        std::vector<int64_t> pdims;
-        if (plan.layout == Plan::Layout::kBlockedQdq)
-          pdims = {blocks, nn};
-        else
-          pdims = {plan.dims[plan.axis]};
+        const std::vector<int64_t> pdims = plan.layout == Layout::kBlockedQdq
+                                               ? std::vector<int64_t>{blocks, cn}
+                                               : std::vector<int64_t>{cn};
         parts.push_back(
-            rw.constant(deferredTensor(wt, plan, Part::kData, qt, plan.dims), base + "_quantized"));
-        parts.push_back(rw.constant(deferredTensor(wt, plan, Part::kScale, DataType::kFloat, pdims),
-                                    base + "_scale"));
-        if (!sym || plan.grid.bits == 8)  // int8 keeps its zero point (the quant finalize reads it)
-          parts.push_back(rw.constant(deferredTensor(wt, plan, Part::kZeroPoint, qt, pdims),
-                                      base + "_zero_point"));
+            rw.constant(partTensor(w, Part::kData, qt, wt.dims()), base + "_quantized"));
+        parts.push_back(
+            rw.constant(partTensor(w, Part::kScale, DataType::kFloat, pdims), base + "_scale"));
+        if (plan.zero_points)
+          parts.push_back(
+              rw.constant(partTensor(w, Part::kZeroPoint, qt, pdims), base + "_zero_point"));
       }
       it = done.emplace(key, parts).first;
     }
     const std::vector<Value*>& parts = it->second;
-    if (plan.transposed) {
+    if (gather) {
       Node* gq = rw.create("GatherBlockQuantized", {parts[0], n->input(1), parts[1]}, 1, n);
       if (parts.size() > 2) rw.addInput(gq, parts[2]);
       gq->domain = "com.microsoft";
@@ -513,13 +428,13 @@ class QuantizeWeights : public Pass {
       gq->output(0)->type = n->output(0)->type;
       importMicrosoft(model);
       rw.replaceNode(n, {gq->output(0)});
-    } else if (plan.layout == Plan::Layout::kOrt) {
+    } else if (plan.layout == Layout::kOrt) {
       Node* m = rw.create("MatMulNBits", {n->input(0), parts[0], parts[1]}, 1, n);
       if (parts.size() > 2) rw.addInput(m, parts[2]);
       m->domain = "com.microsoft";
       m->name = n->name.empty() ? base + "_MatMulNBits" : n->name + "_Q4";
-      m->setAttr(Attribute::makeInt("K", k));
-      m->setAttr(Attribute::makeInt("N", nn));
+      m->setAttr(Attribute::makeInt("K", plan.length));
+      m->setAttr(Attribute::makeInt("N", cn));
       m->setAttr(Attribute::makeInt("bits", 4));
       m->setAttr(Attribute::makeInt("block_size", plan.block));
       if (o.weight_quant.accuracy_level > 0)
@@ -544,7 +459,7 @@ class QuantizeWeights : public Pass {
       cast->output(0)->type = n->output(0)->type;
       Node* scale = rw.create("Mul", {dyn->output(1), parts[1]}, 1, n);
       scale->name = n->name + "_scale";
-      scale->output(0)->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(nn)}, {}});
+      scale->output(0)->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(cn)}, {}});
       Node* y = rw.create("Mul", {cast->output(0), scale->output(0)}, 1, n);
       y->name = n->name + "_rescale";
       y->output(0)->type = n->output(0)->type;
@@ -553,11 +468,11 @@ class QuantizeWeights : public Pass {
       std::vector<Value*> in(parts.begin(), parts.end());
       Node* dq = rw.create("DequantizeLinear", in, 1, n);
       dq->name = base + "_DequantizeLinear";
-      if (plan.layout == Plan::Layout::kBlockedQdq) {
+      if (plan.layout == Layout::kBlockedQdq) {
         dq->setAttr(Attribute::makeInt("axis", 0));
         dq->setAttr(Attribute::makeInt("block_size", plan.block));
       } else {
-        dq->setAttr(Attribute::makeInt("axis", static_cast<int64_t>(plan.axis)));
+        dq->setAttr(Attribute::makeInt("axis", plan.contiguous ? 0 : 1));  // channels
       }
       dq->output(0)->type = wv->type;
       rw.setInput(n, 1, dq->output(0));

@@ -29,6 +29,8 @@ struct GroupParams {
   int32_t zero_point = 0;
 };
 
+// Parameters for a group whose values lie in [lo, hi] (lo <= 0 <= hi: the range includes 0).
+GroupParams paramsFromRange(float lo, float hi, Grid g);
 // Parameters for the n values v[0], v[stride], ..., v[(n - 1) * stride].
 GroupParams chooseParams(const float* v, size_t n, size_t stride, Grid g);
 int32_t quantizeValue(float w, GroupParams p, Grid g);
