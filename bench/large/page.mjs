@@ -5,8 +5,10 @@
 // download links (median of --runs), the peak wasm heap the page reports, and the page's
 // weights-to-heap ratio. A reported benchmark; it fails nothing.
 //
-//   node bench/large/page.mjs /work/llm/llama1b.onnx [--runs 3] [--download DIR]
+//   node bench/large/page.mjs /work/llm/llama1b.onnx [--runs 3] [--download DIR] [--query Q] [--variants]
 // --download DIR saves the last run's result files there (to compare with the CLI's output).
+// --query Q adds the page's URL options (e.g. 'quantize=int4&qformat=ort'); --variants clicks
+// the Variants panel's button instead (every variant), and the heap is the largest of them.
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +20,8 @@ const args = process.argv.slice(2);
 const model = resolve(args[0]);
 const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) : 3;
 const downloadDir = args.includes('--download') ? resolve(args[args.indexOf('--download') + 1]) : undefined;
+const query = args.includes('--query') ? args[args.indexOf('--query') + 1] : '';
+const variants = args.includes('--variants');
 const files = readdirSync(dirname(model)).filter((f) => f.startsWith(basename(model))).map((f) => join(dirname(model), f)).sort();
 
 const server = await serveStatic({ root: resolve(here, '..', '..', 'build', 'web') });
@@ -28,20 +32,20 @@ const times = [];
 let heap;
 for (let r = 0; r < runs; r++) {
   const page = await (await context()).newPage();
-  await page.goto(server.url);
+  await page.goto(query ? `${server.url}?${query}` : server.url);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
   await page.setInputFiles('#file', files);
   await page.waitForFunction(() => document.body.dataset.model && ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
   const t0 = Date.now();
-  await page.click('#run');
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 600_000 });
+  await page.click(variants ? '#variants' : '#run');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 3_600_000 });
   const state = await page.evaluate(() => document.body.dataset.state);
   if (state !== 'done') throw new Error(await page.locator('#error').textContent());
-  await page.locator('#download').waitFor();
+  await page.locator(variants ? '#variants-table' : '#download').waitFor();
   times.push((Date.now() - t0) / 1000);
   heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
   if (downloadDir && r === runs - 1) {
-    for (const link of await page.locator('#downloads a').all()) {
+    for (const link of await page.locator(variants ? '#variants-result a' : '#downloads a').all()) {
       const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
       await download.saveAs(join(downloadDir, download.suggestedFilename()));
     }
@@ -51,5 +55,5 @@ for (let r = 0; r < runs; r++) {
 await browser.close();
 await server.close();
 const sorted = [...times].sort((a, b) => a - b);
-console.log(JSON.stringify({ model: basename(model), files: files.map((f) => basename(f)), seconds: times,
+console.log(JSON.stringify({ model: basename(model), query, variants, files: files.map((f) => basename(f)), seconds: times,
   median: sorted[Math.floor(sorted.length / 2)], peakHeapMB: heap / 2 ** 20 }));
