@@ -186,13 +186,13 @@ function markdown(results, env) {
     `(wasm provider; WebGPU: ${env.webgpu ?? 'not checked'}). One thread per session; ratios are original / variant ` +
     '(above 1: the variant is faster), with a 95% bootstrap interval.', ''];
   for (const rt of ['node', 'web']) {
-    const rows = results.filter((r) => r[rt]);
+    const rows = results.filter((r) => r[rt] || r[`${rt}Skipped`]);
     if (!rows.length) continue;
     lines.push(`## onnxruntime-${rt}`, '', '| model | variant | MiB | load ms | load ratio | first run ms | run ms (median, IQR) | run ratio | runs |' +
       (rt === 'node' ? ' peak RSS MiB |' : ''), '|---|---|---:|---:|---:|---:|---:|---:|---:|' + (rt === 'node' ? '---:|' : ''));
     for (const r of rows) {
       for (const v of r.variants) {
-        const s = r[rt][v.name];
+        const s = r[rt]?.[v.name];
         if (!s) {
           lines.push(`| ${r.model} | ${v.name} | | | | | ${v.why ?? r[`${rt}Skipped`] ?? 'not measured'} | | |${rt === 'node' ? ' |' : ''}`);
           continue;
@@ -245,10 +245,17 @@ async function main() {
       if (small.length < ready.length) r.webSkipped = 'over 2 GB: beyond onnxruntime-web\'s 4 GB wasm heap with its copies';
       if (small.some((v) => v.name === 'original')) {
         log(`${m.name}: onnxruntime-web`);
-        const w = await browser.measure(small.map((v) => ({ name: v.name, dir: v.dir, file: 'model.onnx', data: filesOf(v.dir) })), options);
-        r.web = summarize(w.samples);
-        r.webRepeat = w.repeat;
-        env.webgpu = w.webgpu;
+        // One variant that onnxruntime-web cannot create or run fails the page's whole measurement:
+        // reported for this model, and the run goes on.
+        try {
+          const w = await browser.measure(small.map((v) => ({ name: v.name, dir: v.dir, file: 'model.onnx', data: filesOf(v.dir) })), options);
+          r.web = summarize(w.samples);
+          r.webRepeat = w.repeat;
+          env.webgpu = w.webgpu;
+        } catch (e) {
+          r.webSkipped = `onnxruntime-web failed: ${e.message.split('\n')[0].slice(0, 200)}`;
+          log(`  ${m.name}: ${r.webSkipped}`);
+        }
       }
     }
     results.push(r);

@@ -11,9 +11,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
 import { launchChromium, prerequisites, repoRoot } from './harness.mjs';
+import { runInPage, servedModel, servedUrl } from './ort-web.mjs';
 import { cli, haveCli, havePythonOnnx, makeLlm, python } from '../node/env.mjs';
 
 const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
@@ -27,44 +28,6 @@ const { playwright, skipReason } = await prerequisites('browser variants', {
   also: [['onnxruntime-web (npm ci)', existsSync(ORT_WEB)], [`the native CLI (${cli})`, haveCli],
     [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)]],
 });
-
-// Runs in the page: loads each model in ORT-web, feeds the page's seeded inputs and returns every
-// output as plain numbers (float16 decoded), or the error a variant failed with.
-async function runInPage({ ortUrl, models, seed }) {
-  const ort = await import(ortUrl);
-  const { makeInputs } = await import('/web/src/verify-core.js');
-  ort.env.wasm.numThreads = 1;
-  ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
-  ort.env.logLevel = 'error';
-  const half = (h) => {
-    const s = h & 0x8000 ? -1 : 1;
-    const e = (h >> 10) & 0x1f;
-    const f = h & 0x3ff;
-    if (e === 0) return s * f * 2 ** -24;
-    if (e === 31) return f ? NaN : s * Infinity;
-    return s * (1 + f / 1024) * 2 ** (e - 15);
-  };
-  const results = {};
-  const get = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
-  for (const [dtype, { url, data }] of Object.entries(models)) {
-    try {
-      // External data as transformers.js passes it: each file under the name the model refers to.
-      const externalData = await Promise.all(data.map(async (d) => ({ path: d.name, data: await get(d.url) })));
-      const session = await ort.InferenceSession.create(await get(url), { executionProviders: ['wasm'], externalData });
-      const { feeds } = makeInputs(ort.Tensor, session.inputMetadata, { seed });
-      const out = await session.run(feeds);
-      results[dtype] = Object.fromEntries(Object.entries(out).map(([name, t]) => {
-        const data = t.type === 'float16' && !(typeof Float16Array !== 'undefined' && t.data instanceof Float16Array)
-          ? Array.from(t.data, half) : Array.from(t.data, Number);
-        return [name, { type: t.type, dims: [...t.dims], data }];
-      }));
-      await session.release();
-    } catch (e) {
-      results[dtype] = { error: String(e?.message ?? e) };
-    }
-  }
-  return results;
-}
 
 describe('variants in onnxruntime-web', { skip: skipReason }, () => {
   let tmp;
@@ -87,25 +50,21 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
   });
 
   test('every variant loads and runs; outputs finite, fp32 equal to onnxruntime-node', async () => {
-    const url = (p) => `/${relative(repoRoot, p).split('\\').join('/')}`;
     const out = join(tmp, 'out');
-    const models = Object.fromEntries(Object.entries(DTYPES).map(([d, f]) => [d, {
-      url: url(join(out, f)),
-      data: readdirSync(out).filter((x) => x.startsWith(f) && x !== f).map((name) => ({ name, url: url(join(out, name)) })),
-    }]));
+    const models = Object.fromEntries(Object.entries(DTYPES).map(([d, f]) => [d, servedModel(out, f, readdirSync(out))]));
     const page = await browser.newPage();
     let web;
     try {
       page.on('pageerror', (e) => console.error(`page error: ${e.message}`));
       await page.goto(new URL('/web/serve.mjs', server.url).href); // any page of the served origin
-      web = await page.evaluate(runInPage, { ortUrl: url(ORT_WEB), models, seed: SEED });
+      web = await page.evaluate(runInPage, { ortUrl: servedUrl(ORT_WEB), models, seed: SEED });
     } finally {
       await page.close();
     }
     for (const dtype of Object.keys(DTYPES)) {
       assert.ok(web[dtype] && !web[dtype].error, `${dtype}: ORT-web failed: ${web[dtype]?.error}`);
-      assert.ok(Object.keys(web[dtype]).length > 0, `${dtype}: no outputs`);
-      for (const [name, o] of Object.entries(web[dtype])) {
+      assert.ok(Object.keys(web[dtype].outputs).length > 0, `${dtype}: no outputs`);
+      for (const [name, o] of Object.entries(web[dtype].outputs)) {
         assert.ok(o.data.length > 0, `${dtype}: output '${name}' is empty`);
         const bad = o.data.findIndex((v) => !Number.isFinite(v));
         assert.equal(bad, -1, `${dtype}: output '${name}' [${o.dims}] has ${o.data[bad]} at ${bad}`);
@@ -117,9 +76,9 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
     const session = await ort.InferenceSession.create(join(tmp, 'out', DTYPES.fp32), { executionProviders: ['cpu'] });
     try {
       const expected = await session.run(makeInputs(session, { seed: SEED }));
-      assert.deepEqual(Object.keys(web.fp32).sort(), Object.keys(expected).sort());
+      assert.deepEqual(Object.keys(web.fp32.outputs).sort(), Object.keys(expected).sort());
       for (const [name, e] of Object.entries(expected)) {
-        const w = web.fp32[name];
+        const w = web.fp32.outputs[name];
         const actual = new ort.Tensor(w.type, Float32Array.from(w.data), w.dims);
         const r = compareTensors(name, e, actual, { rtol: 1e-3, atol: 1e-4 });
         assert.ok(!r.error && r.mismatches === 0,
