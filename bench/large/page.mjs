@@ -37,6 +37,7 @@ for (let r = 0; r < runs; r++) {
   await page.setInputFiles('#file', files);
   await page.waitForFunction(() => document.body.dataset.model && ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
   const t0 = Date.now();
+  if (variants) await page.locator('#variants-box summary').click();
   await page.click(variants ? '#variants' : '#run');
   await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 3_600_000 });
   const state = await page.evaluate(() => document.body.dataset.state);
