@@ -10,6 +10,6 @@ const { variants } = await variantsFile(input, outDir);
 const ms = (r) => Math.round(r.read_ms + r.optimize_ms + r.write_ms);
 process.stdout.write(JSON.stringify({
   written_bytes: variants.reduce((n, v) => n + v.bytes, 0), variants: variants.length,
-  peak_heap_bytes: Math.max(...variants.map((v) => v.report.peak_heap_bytes ?? 0)),
+  peak_heap_bytes: Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)),
   ms: Object.fromEntries(variants.map((v) => [v.dtype, ms(v.report)])),
 }) + '\n');

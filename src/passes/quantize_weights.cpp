@@ -30,7 +30,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "ir/error.h"
 #include "passes/passes.h"
@@ -292,8 +291,8 @@ class QuantizeWeights : public Pass {
       const std::vector<int64_t>& d = wt->dims();
       wq::Plan plan;
       plan.grid = {int4 ? 4 : 8, o.weight_quant.symmetric && !q8};
-      plan.zero_points = !plan.grid.symmetric || plan.grid.bits == 8;  // int8 keeps its zero
-                                                                       // point (finalize reads it)
+      // int8 keeps its zero point even when 0: the quant finalize reads it.
+      plan.zero_points = !plan.grid.symmetric || plan.grid.bits == 8;
       if (gather) {
         // GatherBlockQuantized: rows of the table in blocks along H (H a multiple of the block).
         if (wt->rank() != 2 || n->attrInt("axis", 0) != 0 ||

@@ -1,4 +1,7 @@
-// Weight-only quantization math (the quantize-weights pass, --quantize).
+// Weight-only quantization math (the quantize-weights pass, --quantize), in scalar form: the
+// reference that quantized_weight.h's streaming engine and its Highway kernels are tested
+// against (quantized_weight_test.cpp). The engine shares paramsFromRange; the rest is the
+// reference and the tests' decoder.
 //
 // A group of float weights (a block of K rows of one output column, or one output channel)
 // gets one scale s and zero point z; each weight w becomes q = clamp(round(w / s) + z), round

@@ -65,6 +65,18 @@ struct Case {
   int64_t channels, length, block;
 };
 
+Plan planOf(const Case& c) {
+  Plan p;
+  p.layout = c.layout;
+  p.grid = {c.bits, c.symmetric};
+  p.channels = c.channels;
+  p.length = c.length;
+  p.contiguous = c.contiguous;
+  p.block = c.block;
+  p.zero_points = true;
+  return p;
+}
+
 // The reference bytes of each part (data, scales, zero points).
 std::vector<std::vector<uint8_t>> reference(const Case& c, const std::vector<float>& w) {
   const Grid g{c.bits, c.symmetric};
@@ -139,15 +151,7 @@ TEST(QuantizedWeight, EveryLayoutGivesTheReferenceBytesInBands) {
                      c.contiguous ? std::vector<int64_t>{c.channels, c.length}
                                   : std::vector<int64_t>{c.length, c.channels},
                      Buffer::fromSource(src, 0, w.size() * sizeof(float)));
-      Plan p;
-      p.layout = c.layout;
-      p.grid = {c.bits, c.symmetric};
-      p.channels = c.channels;
-      p.length = c.length;
-      p.contiguous = c.contiguous;
-      p.block = c.block;
-      p.zero_points = true;
-      auto qw = std::make_shared<QuantizedWeight>(t, p, band);
+      auto qw = std::make_shared<QuantizedWeight>(t, planOf(c), band);
       EXPECT_FALSE(qw->relativeRmsError().has_value());
       const auto want = reference(c, w);
       EXPECT_EQ(readAll(qw, Part::kData), want[0]);
@@ -172,13 +176,8 @@ TEST(QuantizedWeight, ScalesReadFirstDoNotHoldTheData) {
   const std::vector<float> w = randomWeights(64 * 48, 7);
   auto src = std::make_shared<CountingSource>(w);
   const Tensor t(DataType::kFloat, {64, 48}, Buffer::fromSource(src, 0, w.size() * 4));
-  Plan p;
-  p.layout = Plan::Layout::kOrt;
-  p.grid = {4, true};
-  p.channels = 48;
-  p.length = 64;
-  p.block = 32;
-  auto qw = std::make_shared<QuantizedWeight>(t, p);
+  auto qw = std::make_shared<QuantizedWeight>(
+      t, planOf({Plan::Layout::kOrt, false, 4, true, 48, 64, 32}));
   const std::vector<uint8_t> scales = readAll(qw, Part::kScale);
   EXPECT_EQ(src->read_, w.size() * 4);
   const std::vector<uint8_t> data = readAll(qw, Part::kData);
@@ -193,13 +192,8 @@ TEST(QuantizedWeight, RefusesANonFiniteWeightNamingIt) {
   Tensor t(DataType::kFloat, {8, 8},
            Buffer::fromSource(std::make_shared<CountingSource>(w), 0, 256));
   t.name = "layer.0.w";
-  Plan p;
-  p.layout = Plan::Layout::kPerChannel;
-  p.grid = {8, true};
-  p.channels = 8;
-  p.length = 8;
-  p.block = 8;
-  auto qw = std::make_shared<QuantizedWeight>(t, p);
+  auto qw = std::make_shared<QuantizedWeight>(
+      t, planOf({Plan::Layout::kPerChannel, false, 8, true, 8, 8, 8}));
   try {
     readAll(qw, Part::kData);
     FAIL() << "no error";

@@ -326,7 +326,7 @@ function makeVariants() {
     const box = $('#variants-result');
     box.hidden = false;
     // The largest heap any variant needed (each is one optimize of the same input).
-    document.body.dataset.peakHeap = String(Math.max(...variants.map((v) => v.report.peak_heap_bytes ?? 0)));
+    document.body.dataset.peakHeap = String(Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)));
     const rows = variants.map((v) => el('tr', {},
       el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
       el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
