@@ -130,6 +130,14 @@ export interface OptimizeOptions {
    */
   output?: 'bytes' | 'blob';
   /**
+   * Browsers, in a dedicated Worker: a folder of the origin private file system
+   * (`navigator.storage.getDirectory()`) where each call writes the bytes it computed (a new file
+   * `onnxfold-*.bin`) instead of holding them in memory; the result Blobs are slices of that file
+   * and of the inputs, so a result of several GB stays on disk. The file is yours to remove once
+   * the results are no longer read (removed by onnxfold if the call fails). Implies 'blob'.
+   */
+  spill?: FileSystemDirectoryHandle;
+  /**
    * Unchanged weights of the input's external-data files are referred to instead of copied: the
    * output is written beside the input and needs its data files (report.depends_on lists them).
    * A 27 GB model's graph then optimizes in about a second.
@@ -285,6 +293,9 @@ export interface Report {
     write_ms: number;
     write_bytes: number;
     copy_bytes: number;
+    /** With options.spill: the file in that folder this call wrote, and its bytes. */
+    spill_file?: string;
+    spill_bytes?: number;
   };
   passes: PassRun[];
   warnings: string[];

@@ -324,8 +324,9 @@ function openFileSource(file, what) {
 // Each output file arrives as kind 0 (its size), then pieces: heap bytes (kind 1) and ranges of
 // input sources (kind 2). `mode` says what a finished file becomes:
 //   'bytes': one Uint8Array (ranges copied from their sources);
-//   'blob':  a Blob of parts (heap bytes copied out; ranges as Blob slices, not read at all).
-function memoryOutput(M, sources, mode) {
+//   'blob':  a Blob of parts (heap bytes copied out, or written to `spill`; ranges as Blob
+//            slices, not read at all).
+function memoryOutput(M, sources, mode, spill) {
   const files = new Map();
   return {
     start(location, size) {
@@ -338,6 +339,12 @@ function memoryOutput(M, sources, mode) {
       if (mode === 'bytes') {
         if (f.size + len > f.bytes.length) throw new OnnxfoldError(`output '${location}' is larger than announced`);
         f.bytes.set(M.HEAPU8.subarray(ptr, ptr + len), f.size);
+      } else if (spill) {
+        const at = spill.write(M.HEAPU8.subarray(ptr, ptr + len));
+        // Heap pieces of one file in a row are one slice of the spill file.
+        const last = f.parts[f.parts.length - 1];
+        if (last instanceof SpillRange && last.end === at) last.end += len;
+        else f.parts.push(new SpillRange(at, at + len));
       } else {
         f.parts.push(M.HEAPU8.slice(ptr, ptr + len));
       }
@@ -357,11 +364,67 @@ function memoryOutput(M, sources, mode) {
     take(location) {
       const f = files.get(location);
       if (mode === 'bytes') return f ? f.bytes.subarray(0, f.size) : new Uint8Array(0);
-      return new Blob(f ? f.parts : [], { type: 'application/octet-stream' });
+      const parts = f ? f.parts.map((p) => (p instanceof SpillRange ? spill.slice(p.start, p.end) : p)) : [];
+      return new Blob(parts, { type: 'application/octet-stream' });
     },
     locations: () => [...files.keys()],
     commit() {},
     discard() {},
+  };
+}
+
+class SpillRange {
+  constructor(start, end) {
+    this.start = start;
+    this.end = end;
+  }
+}
+
+// options.spill: the computed bytes of a Blob result go to a new file in that folder of the
+// origin private file system instead of JS memory, so a result of several GB (float16 of a
+// 1B decoder) is held on disk; the result's parts are slices of that file. host.output is
+// synchronous, so the writes need a FileSystemSyncAccessHandle: dedicated Workers only. The
+// file stays as long as the caller keeps it (the results read from it); removed on failure.
+const canSpill = () => typeof FileSystemFileHandle === 'function' &&
+  typeof FileSystemFileHandle.prototype.createSyncAccessHandle === 'function';
+
+async function openSpill(dir, what) {
+  const name = `onnxfold-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}.bin`;
+  const handle = await dir.getFileHandle(name, { create: true });
+  let access;
+  try {
+    access = await handle.createSyncAccessHandle();
+  } catch (e) {
+    await dir.removeEntry(name).catch(() => {});
+    throw new OnnxfoldError(`${what}: options.spill: cannot write '${name}' in the folder: ${e.message}`, { cause: e });
+  }
+  let size = 0;
+  let file = null;
+  return {
+    name,
+    get size() { return size; },
+    write(bytes) {
+      const at = size;
+      for (let done = 0; done < bytes.length;) {
+        const n = access.write(bytes.subarray(done), { at: at + done });
+        if (!(n > 0)) throw new OnnxfoldError(`options.spill: '${name}' took no more bytes at ${at + done}`);
+        done += n;
+      }
+      size += bytes.length;
+      return at;
+    },
+    // After the call: the file is complete and read only through its snapshot.
+    async finish() {
+      access.flush();
+      access.close();
+      file = await handle.getFile();
+      if (file.size !== size) throw new OnnxfoldError(`${what}: options.spill: '${name}' has ${file.size} of ${size} bytes`);
+    },
+    slice: (start, end) => file.slice(start, end),
+    async remove() {
+      try { access.close(); } catch { /* closed */ }
+      await dir.removeEntry(name).catch(() => {});
+    },
   };
 }
 
@@ -616,7 +679,7 @@ async function withCall(what, modelData, { resolve, makeOutput, options, stats }
 
 // The optimizer's options are the C++ table's (api/options.cpp, M.optionSchema()); these are
 // the JS layer's own.
-const JS_OPTIONS = ['externalData', 'onProgress', 'signal', 'output'];
+const JS_OPTIONS = ['externalData', 'onProgress', 'signal', 'output', 'spill'];
 let schemaNames;
 
 async function optionsJson(options) {
@@ -640,7 +703,7 @@ async function optionsJson(options) {
 }
 
 function checkCallbacks(options) {
-  const { onProgress, signal, output } = options || {};
+  const { onProgress, signal, output, spill } = options || {};
   if (onProgress !== undefined && typeof onProgress !== 'function') {
     throw new TypeError('onnxfold: options.onProgress must be a function');
   }
@@ -650,12 +713,23 @@ function checkCallbacks(options) {
   if (output !== undefined && output !== 'bytes' && output !== 'blob') {
     throw new TypeError(`onnxfold: options.output must be 'bytes' or 'blob', not ${JSON.stringify(output)}`);
   }
+  if (spill !== undefined) {
+    if (spill === null || typeof spill !== 'object' || typeof spill.getFileHandle !== 'function') {
+      throw new TypeError('onnxfold: options.spill must be a FileSystemDirectoryHandle (a folder of navigator.storage.getDirectory())');
+    }
+    if (output === 'bytes') throw new TypeError("onnxfold: options.spill makes Blob results; it cannot be used with output: 'bytes'");
+    if (!canSpill()) {
+      throw new OnnxfoldError('options.spill needs FileSystemSyncAccessHandle, which browsers have in dedicated Web Workers only: ' +
+        'call onnxfold from a Worker, or leave spill out');
+    }
+  }
   if (signal && signal.aborted) throw abortError(signal);
 }
 
 // 'blob' when any input is a Blob (the result can then refer to its slices without reading them).
 function outputMode(bytes, options) {
   if (options && options.output) return options.output;
+  if (options && options.spill) return 'blob';
   const given = Object.values((options && options.externalData) || {});
   return [bytes, ...given].some(isBlob) ? 'blob' : 'bytes';
 }
@@ -700,14 +774,24 @@ async function inMemory(what, bytes, options, call) {
   checkCallbacks(options);
   const json = await optionsJson(options);
   const mode = outputMode(bytes, options);
+  const spill = options && options.spill ? await openSpill(options.spill, what) : null;
   let output;
   const stats = {};
-  const report = await withCall(what, bytes, {
-    options,
-    stats,
-    makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode)),
-  }, (M, size, host) => call(M, size, json, host));
-  return { output, report, stats };
+  try {
+    const report = await withCall(what, bytes, {
+      options,
+      stats,
+      makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode, spill)),
+    }, (M, size, host) => call(M, size, json, host));
+    if (spill) {
+      await spill.finish();
+      Object.assign(stats, { spill_file: spill.name, spill_bytes: spill.size });
+    }
+    return { output, report, stats };
+  } catch (e) {
+    await spill?.remove();
+    throw e;
+  }
 }
 
 /**
@@ -808,7 +892,7 @@ async function variantJobs(what, options, defaultName) {
   if (name !== undefined && typeof name !== 'string') {
     throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
   }
-  checkCallbacks({ onProgress, signal: rest.signal, output: rest.output });
+  checkCallbacks({ onProgress, signal: rest.signal, output: rest.output, spill: rest.spill });
   const M = await getModule();
   let plan;
   try {

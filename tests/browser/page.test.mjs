@@ -409,6 +409,71 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
       assert.ok((await readFile(viaNode)).equals(await readFile(out)), 'page == node: model');
       assert.ok((await readFile(`${viaNode}.data`)).equals(await readFile(`${out}.data`)), 'page == node: data');
     }
+
+    // float16: every weight is computed, and goes to the browser's storage, not the tab's memory
+    // (a 1B decoder's 2.2 GB of float16 weights crashed the tab when held). The run replaces the
+    // previous result's file.
+    await page.check('#float16');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const half = join(dir, 'out16');
+    const out16 = await downloadResult(page, 'llm.opt.onnx', { dir: half });
+    await downloadResult(page, 'llm.opt.onnx.data', { selector: '#download-ext-0', dir: half });
+    const data16 = (await stat(`${out16}.data`)).size;
+    const spilled = Number(await page.evaluate(() => document.body.dataset.spillBytes));
+    assert.ok(data16 > weights / 2.1 && spilled >= data16, `${spilled} B in storage for ${data16} B of float16 data`);
+    assert.match(await page.locator('#summary').textContent(), /of result in the browser's storage/);
+    const stored = await page.evaluate(async () => {
+      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
+      const files = [];
+      for await (const [tab, h] of root.entries()) {
+        for await (const [kind, k] of h.entries()) for await (const name of k.keys()) files.push(`${tab}/${kind}/${name}`);
+      }
+      return files;
+    });
+    assert.equal(stored.length, 1, `one stored result, the latest: ${stored.join(', ')}`);
+    if (pkg) {
+      const viaNode = join(dir, 'node16', 'llm.opt.onnx');
+      await mkdir(dirname(viaNode), { recursive: true });
+      await pkg.optimizeFile(model, viaNode, { float16: true });
+      assert.ok((await readFile(viaNode)).equals(await readFile(out16)), 'page == node: float16 model');
+      assert.ok((await readFile(`${viaNode}.data`)).equals(await readFile(`${out16}.data`)), 'page == node: float16 data');
+    }
+  });
+
+  // Results of tabs that are gone (their Web Lock released) are removed when a page starts; an
+  // open tab's are kept.
+  test('stored results of closed tabs are removed, an open tab\'s kept', async (t) => {
+    const first = await openPage(t);
+    await first.click('#sample');
+    assert.equal(await waitState(first, ['ready', 'error']), 'ready');
+    await first.click('#run');
+    assert.equal(await waitState(first, ['done', 'error']), 'done', await first.locator('#error').textContent());
+    const listTabs = async (page) => page.evaluate(async () => {
+      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results', { create: true });
+      const tabs = [];
+      for await (const name of root.keys()) tabs.push(name);
+      return tabs.sort();
+    });
+    const live = await listTabs(first);
+    assert.ok(live.length >= 1, 'the run stored its result');
+    await first.evaluate(async () => {
+      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
+      const gone = await root.getDirectoryHandle('closed-tab', { create: true });
+      await (await gone.getFileHandle('onnxfold-old.bin', { create: true })).createWritable().then((w) => w.close());
+    });
+    // A second tab of the same origin (same context: same storage) starts and cleans up.
+    const second = await first.context().newPage();
+    await second.goto(server.url);
+    await waitState(second, ['ready'], 60_000);
+    await second.waitForFunction(async () => {
+      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
+      for await (const name of root.keys()) if (name === 'closed-tab') return false;
+      return true;
+    }, null, { timeout: 10_000 });
+    const after = await listTabs(second);
+    for (const tab of live) assert.ok(after.includes(tab), `the open tab's folder ${tab} is kept`);
+    await second.close();
   });
 
   test('no uncaught page errors, no request leaves localhost', () => {

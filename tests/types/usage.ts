@@ -52,6 +52,13 @@ export async function example(bytes: Uint8Array): Promise<number> {
   // @ts-expect-error: budgets are numbers
   await optimize(bytes, { sizeBudget: '4k' });
 
+  // In a Worker: computed bytes to a file of the origin private file system.
+  const folder: FileSystemDirectoryHandle = await navigator.storage.getDirectory();
+  const spilled = await optimize(bytes, { spill: folder });
+  const spillBytes: number = spilled.report.host?.spill_bytes ?? 0;
+  // @ts-expect-error: spill is a folder handle, not a path
+  await optimize(bytes, { spill: '/tmp' });
+
   return changed + names.length + forSplit.length + available.length + (model instanceof Blob ? 1 : 0) +
-    report.after.nodes + biggest;
+    report.after.nodes + biggest + spillBytes;
 }

@@ -11,11 +11,15 @@ import { setupUrlOptions } from './url-options.js';
 import { setupVerify } from './verify.js';
 import { setupBudget } from './budget.js';
 import { setupGraphView } from './graph-view.js';
+import { openTab } from './result-store.js';
 
 const $ = (sel) => document.querySelector(sel);
 const SAMPLE = { url: 'conv1d_m5.onnx', name: 'conv1d_m5.onnx' };
 
 const client = new WorkerClient('./worker.js', 'onnxfold', 'optimizer');
+// This tab's results folder in the browser's storage (result-store.js); null without one, and
+// results are then held in memory.
+const tab = openTab().catch(() => null);
 const verify = setupVerify();
 let lastRunOptions = null; // what the shown result was optimized with
 const budget = setupBudget({
@@ -262,7 +266,12 @@ async function runJob(op, args, show) {
   }
 }
 
-function run() {
+const spillTo = async (kind) => {
+  const id = await tab;
+  return id ? { tab: id, kind } : undefined;
+};
+
+async function run() {
   if (!current) return;
   clearError();
   let options;
@@ -275,7 +284,10 @@ function run() {
   verify.setOptimized(null);
   budget.setResult(null);
   lastRunOptions = options;
-  const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true };
+  // The job replaces the files the shown downloads read.
+  $('#downloads').replaceChildren();
+  const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true,
+    spill: await spillTo('optimize') };
   runJob('optimize', args, renderReport);
 }
 
@@ -308,7 +320,7 @@ function renderVariantChoices(variants) {
     el('label', { for: `variant-${v.dtype}` }, el('code', { text: v.dtype }), ` ${v.file}: ${v.help}`))));
 }
 
-function makeVariants() {
+async function makeVariants() {
   if (!current) return;
   clearError();
   let options;
@@ -322,11 +334,15 @@ function makeVariants() {
     showError(e);
     return;
   }
-  runJob('variants', { bytes: current.bytes, options, externalData: current.externalData }, (model, { files, variants }) => {
+  $('#variants-result').replaceChildren();
+  $('#variants-result').hidden = true;
+  const args = { bytes: current.bytes, options, externalData: current.externalData, spill: await spillTo('variants') };
+  runJob('variants', args, (model, { files, variants }) => {
     const box = $('#variants-result');
     box.hidden = false;
     // The largest heap any variant needed (each is one optimize of the same input).
     document.body.dataset.peakHeap = String(Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)));
+    document.body.dataset.spillBytes = String(variants.reduce((a, v) => a + (v.report.host?.spill_bytes ?? 0), 0));
     const rows = variants.map((v) => el('tr', {},
       el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
       el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
@@ -371,7 +387,7 @@ function renderReport(model, result, pageMillis) {
     fact('time', fmtMs(pageMillis),
       `read ${fmtMs(t.read ?? 0)}, optimize ${fmtMs(t.optimize ?? 0)}, write ${fmtMs(t.write ?? 0)}`),
     fact('rounds', String(report.iterations ?? '–'), report.converged ? 'converged' : 'stopped at the limit'),
-    memoryFact(fact, report.memory, inBytes),
+    memoryFact(fact, report.memory, inBytes, report.host),
   );
 
   renderDownloads(model, result);
@@ -389,11 +405,14 @@ function renderReport(model, result, pageMillis) {
 
 // The WebAssembly heap's peak against the model's size: weights in external data stay in the
 // user's files (read range by range), so it holds the graph and what passes computed.
-function memoryFact(fact, memory, inBytes) {
+// What the result computed went to the browser's storage (host.spill_bytes), not the tab's memory.
+function memoryFact(fact, memory, inBytes, host) {
   if (!memory) return null;
   document.body.dataset.peakHeap = String(memory.peak_heap_bytes);
+  document.body.dataset.spillBytes = String(host?.spill_bytes ?? 0);
+  const stored = host?.spill_bytes ? `; ${humanBytes(host.spill_bytes)} of result in the browser's storage` : '';
   return fact('memory', `${humanBytes(memory.peak_heap_bytes)} heap`,
-    `for ${humanBytes(inBytes)} of model; ${humanBytes(memory.source_bytes_read)} of weights read`);
+    `for ${humanBytes(inBytes)} of model; ${humanBytes(memory.source_bytes_read)} of weights read${stored}`);
 }
 
 // Object URLs live until the next result of the same kind replaces them.

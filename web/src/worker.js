@@ -6,14 +6,17 @@
 // Protocol, page -> worker: { id, op, args }
 //   op: 'info'          -> { version, available, default, variants }
 //       'inspect'       args: { bytes, externalData }            -> summary object
-//       'optimize'      args: { bytes, options, externalData, tree } -> { model, externalData, report, tree }
+//       'optimize'      args: { bytes, options, externalData, tree, spill } -> { model, externalData, report, tree }
 //       'moduleTree'    args: { bytes }                          -> tree object
 //       'splitConstants' args: { bytes, options }                -> { prep, main, report }
-//       'variants'      args: { bytes, options, externalData }   -> { files, variants }
+//       'variants'      args: { bytes, options, externalData, spill } -> { files, variants }
+//   spill: { tab, kind }: the result's computed bytes go to that folder of the origin private
+//   file system (result-store.js), not memory.
 //       'graph'         args: { bytes, externalData, options }   -> graph view object (graph-view.js)
 // worker -> page: { id, type: 'progress', progress } | { id, type: 'result', value }
 //               | { id, type: 'error', error: { name, message } }
 import * as onnxfold from 'onnxfold';
+import { freshFolder } from './result-store.js';
 
 // The bundle (build/web/worker.js) sits next to onnxfold.wasm; the package's default location
 // (../dist/onnxfold.wasm relative to the package) does not exist once bundled.
@@ -60,9 +63,10 @@ const ops = {
     return { value: await onnxfold.inspect(bytes, { externalData }) };
   },
 
-  async optimize({ bytes, options, externalData, tree }, id) {
+  async optimize({ bytes, options, externalData, tree, spill }, id) {
     const started = performance.now();
-    const out = await onnxfold.optimize(bytes, { ...options, externalData, onProgress: progressPoster(id) });
+    const out = await onnxfold.optimize(bytes, { ...options, externalData, spill: await freshFolder(spill),
+      onProgress: progressPoster(id) });
     const millis = performance.now() - started;
     const value = { model: out.model, externalData: out.externalData ?? {}, report: out.report, millis };
     if (tree) {
@@ -80,8 +84,9 @@ const ops = {
     return { value: await onnxfold.graph(bytes, { ...options, externalData }) };
   },
 
-  async variants({ bytes, options, externalData }, id) {
-    const out = await onnxfold.variants(bytes, { ...options, externalData, onProgress: progressPoster(id) });
+  async variants({ bytes, options, externalData, spill }, id) {
+    const out = await onnxfold.variants(bytes, { ...options, externalData, spill: await freshFolder(spill),
+      onProgress: progressPoster(id) });
     return { value: out, transfer: transferable(Object.values(out.files)) };
   },
 
