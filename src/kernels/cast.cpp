@@ -34,15 +34,28 @@ void floatToHalfScalar(const float* in, uint16_t* out, size_t n) {
     out[i] = floatToHalf(in[i]);
 }
 
+void floatToHalfSaturatedScalar(const float* in, uint16_t* out, size_t n) {
+  constexpr float kMax = 65504.0f;
+  for (size_t i = 0; i < n; ++i) {
+    float x = in[i];
+    if (std::isfinite(x) && std::fabs(x) > kMax) x = x < 0 ? -kMax : kMax;
+    out[i] = floatToHalf(x);
+  }
+}
+
 void halfToFloatScalar(const uint16_t* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i)
     out[i] = halfToFloat(in[i]);
 }
 
+namespace {
+
 // Bit-exact with floatToHalf (round to nearest even, NaN payload kept): the
 // hardware-free Highway DemoteTo truncates and mishandles Inf/NaN, so the
 // rounding is done on the integer bits (subnormals by a float add of 0.5).
-void floatToHalfHwy(const float* in, uint16_t* out, size_t n) {
+// kSaturate: finite values past float16's range become +-65504 instead of Inf.
+template <bool kSaturate>
+void floatToHalfLanes(const float* in, uint16_t* out, size_t n) {
   const hn::ScalableTag<int32_t> di;
   const hn::RebindToFloat<decltype(di)> df;
   const hn::Rebind<uint16_t, decltype(di)> du16;
@@ -63,7 +76,9 @@ void floatToHalfHwy(const float* in, uint16_t* out, size_t n) {
     const auto is_big = hn::Gt(a, f16_overflow);
     const auto nan_bits =
         hn::Or(hn::Set(di, 0x7e00), hn::And(hn::ShiftRight<13>(a), hn::Set(di, 0x3ff)));
-    const auto special = hn::IfThenElse(is_nan, nan_bits, hn::Set(di, 0x7c00));
+    auto big = hn::Set(di, 0x7c00);
+    if (kSaturate) big = hn::IfThenElse(hn::Eq(a, f32_inf), big, hn::Set(di, 0x7bff));
+    const auto special = hn::IfThenElse(is_nan, nan_bits, big);
     const auto mant_odd = hn::And(hn::ShiftRight<13>(a), hn::Set(di, 1));
     const auto normal = hn::ShiftRight<13>(hn::Add(hn::Add(a, rebias), mant_odd));
     const auto sub =
@@ -72,8 +87,20 @@ void floatToHalfHwy(const float* in, uint16_t* out, size_t n) {
     h = hn::Or(hn::IfThenElse(is_big, special, h), sign);
     hn::StoreU(hn::DemoteTo(du16, h), du16, out + i);
   }
-  for (; i < n; ++i)
-    out[i] = floatToHalf(in[i]);
+  if (kSaturate)
+    floatToHalfSaturatedScalar(in + i, out + i, n - i);
+  else
+    floatToHalfScalar(in + i, out + i, n - i);
+}
+
+}  // namespace
+
+void floatToHalfHwy(const float* in, uint16_t* out, size_t n) {
+  floatToHalfLanes<false>(in, out, n);
+}
+
+void floatToHalfSaturatedHwy(const float* in, uint16_t* out, size_t n) {
+  floatToHalfLanes<true>(in, out, n);
 }
 
 // Bit-exact with halfToFloat: exponent rebias, Inf/NaN and subnormals fixed up.

@@ -15,6 +15,10 @@ namespace onnxfold::kernels {
 // float32 <-> float16 bit patterns, bit-exact with floatToHalf/halfToFloat.
 void floatToHalfScalar(const float* in, uint16_t* out, size_t n);
 void floatToHalfHwy(const float* in, uint16_t* out, size_t n);
+// As above, but finite values past float16's range become +-65504 (weights converted to
+// float16 keep their sign and stay finite; Inf and NaN stay what they are).
+void floatToHalfSaturatedScalar(const float* in, uint16_t* out, size_t n);
+void floatToHalfSaturatedHwy(const float* in, uint16_t* out, size_t n);
 void halfToFloatScalar(const uint16_t* in, float* out, size_t n);
 void halfToFloatHwy(const uint16_t* in, float* out, size_t n);
 

@@ -76,6 +76,50 @@ TEST(Cast, FloatToHalfHwyMatchesScalar) {
   EXPECT_EQ(a, b);
 }
 
+TEST(Cast, FloatToHalfSaturatedHwyMatchesScalar) {
+  for (size_t n : sizesAroundVector()) {
+    std::vector<float> in = interestingFloats(n, static_cast<uint32_t>(n) + 7);
+    for (size_t i = 0; i < n; i += 5)  // past float16's range, both signs
+      in[i] = (i % 2 ? -1.0f : 1.0f) * (65504.0f + static_cast<float>(i) * 16.5f);
+    std::vector<uint16_t> a(n), b(n);
+    kernels::floatToHalfSaturatedScalar(in.data(), a.data(), n);
+    kernels::floatToHalfSaturatedHwy(in.data(), b.data(), n);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(a[i], b[i]) << "n=" << n << " i=" << i << " x=" << in[i];
+  }
+  const float edge[] = {65504.0f,
+                        65519.0f,
+                        65520.0f,
+                        1e30f,
+                        -1e30f,
+                        -65520.0f,
+                        std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::quiet_NaN(),
+                        3.0f,
+                        -0.0f,
+                        1e-8f,
+                        65504.0f,
+                        7e4f,
+                        -7e4f,
+                        1.0f};
+  constexpr size_t n = sizeof(edge) / sizeof(edge[0]);
+  uint16_t h[n];
+  kernels::floatToHalfSaturatedHwy(edge, h, n);
+  EXPECT_EQ(h[0], 0x7bff);
+  EXPECT_EQ(h[1], 0x7bff);  // rounds to 65504, below the tie
+  EXPECT_EQ(h[2], 0x7bff);  // would round to Inf: saturated
+  EXPECT_EQ(h[3], 0x7bff);
+  EXPECT_EQ(h[4], 0xfbff);
+  EXPECT_EQ(h[5], 0xfbff);
+  EXPECT_EQ(h[6], 0x7c00);
+  EXPECT_EQ(h[7], 0xfc00);
+  EXPECT_EQ(h[8] & 0x7c00, 0x7c00);
+  EXPECT_NE(h[8] & 0x3ff, 0);
+  EXPECT_EQ(h[13], 0x7bff);
+  EXPECT_EQ(h[14], 0xfbff);
+}
+
 TEST(Cast, HalfToFloatHwyMatchesScalarForAllBitPatterns) {
   std::vector<uint16_t> in(65536);
   for (size_t i = 0; i < in.size(); ++i)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "kernels/cast.h"
 #include "kernels/common.h"
 
 namespace onnxfold {
@@ -49,12 +50,6 @@ std::vector<std::string> splitList(const std::string& s) {
 // Weights from this size are converted when written, not held twice in memory.
 constexpr size_t kLazyBytes = 64 << 10;
 
-uint16_t toHalfSaturated(float x) {
-  if (std::isfinite(x) && std::fabs(x) > kFloat16Max)
-    x = x < 0 ? -static_cast<float>(kFloat16Max) : static_cast<float>(kFloat16Max);
-  return kernels::floatToHalf(x);
-}
-
 // A float32 weight read as float16, computed chunk by chunk when read (the writer reads it
 // once), so a multi-GB decoder is never held in memory twice.
 class HalfOfFloat : public Source {
@@ -62,20 +57,23 @@ class HalfOfFloat : public Source {
   explicit HalfOfFloat(Tensor f32) : f32_(std::move(f32)) {}
   uint64_t size() const override { return static_cast<uint64_t>(f32_.numElements()) * 2; }
   void read(uint64_t offset, size_t n, uint8_t* dst) const override {
-    constexpr size_t kChunk = 1024;  // 6 KiB of stack, also in wasm
-    float in[kChunk];
-    uint16_t out[kChunk];
+    // 1 MiB of floats per source read: large reads from a file-backed weight, and a
+    // Highway loop long enough to matter.
+    constexpr size_t kChunk = 256 << 10;
     uint64_t first = offset / 2;
     const uint64_t end = (offset + n + 1) / 2;
+    const auto most = static_cast<size_t>(std::min<uint64_t>(kChunk, end - first));
+    std::vector<float> in(most);
+    std::vector<uint16_t> out(most);
     while (first < end) {
       const auto count = static_cast<size_t>(std::min<uint64_t>(kChunk, end - first));
-      f32_.buffer().copyTo(first * 4, count * 4, reinterpret_cast<uint8_t*>(in));
-      for (size_t i = 0; i < count; ++i)
-        out[i] = toHalfSaturated(in[i]);
+      f32_.buffer().copyTo(first * 4, count * 4, reinterpret_cast<uint8_t*>(in.data()));
+      kernels::floatToHalfSaturatedHwy(in.data(), out.data(), count);
       // The requested bytes of this chunk: [offset, offset + n) in float16 bytes.
       const uint64_t lo = std::max<uint64_t>(offset, first * 2);
       const uint64_t hi = std::min<uint64_t>(offset + n, (first + count) * 2);
-      std::memcpy(dst + (lo - offset), reinterpret_cast<const uint8_t*>(out) + (lo - first * 2),
+      std::memcpy(dst + (lo - offset),
+                  reinterpret_cast<const uint8_t*>(out.data()) + (lo - first * 2),
                   static_cast<size_t>(hi - lo));
       first += count;
     }
@@ -126,9 +124,10 @@ Tensor toFloat16(const Tensor& t) {
                Buffer::fromSource(src, 0, static_cast<size_t>(count) * 2));
   } else {
     h = Tensor::uninitialized(DataType::kFloat16, t.dims());
-    auto* out = reinterpret_cast<uint16_t*>(h.mutableBytes());
-    for (int64_t i = 0; i < count; ++i)
-      out[i] = toHalfSaturated(t.at<float>(static_cast<size_t>(i)));
+    std::vector<float> in(static_cast<size_t>(count));
+    t.buffer().copyTo(0, in.size() * 4, reinterpret_cast<uint8_t*>(in.data()));
+    kernels::floatToHalfSaturatedHwy(in.data(), reinterpret_cast<uint16_t*>(h.mutableBytes()),
+                                     in.size());
   }
   h.name = t.name;
   h.doc_string = t.doc_string;
