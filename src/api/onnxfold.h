@@ -5,6 +5,7 @@
 // with a message that says what is wrong and where.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -165,14 +166,17 @@ struct ModelSummary {
   std::string toText() const;
 };
 
+// Field names are the report JSON's keys (toJson), so each figure has one name in C++, JSON
+// and JS.
 struct PassRun {
   std::string pass;
   int iteration = 0;
-  double millis = 0;
+  double ms = 0;
   bool changed = false;
-  size_t nodes_before = 0, nodes_after = 0;
-  size_t initializers_before = 0, initializers_after = 0;
-  uint64_t bytes_before = 0, bytes_after = 0;  // initializer bytes
+  // [before, after] the run
+  std::array<size_t, 2> nodes{};
+  std::array<size_t, 2> initializers{};
+  std::array<uint64_t, 2> initializer_bytes{};
   std::vector<std::string> notes;
   std::map<std::string, int64_t> counters;
   std::string error;  // the pass failed and was undone
@@ -181,7 +185,7 @@ struct PassRun {
 // A node the optimizer left in place, and why (e.g. why it was not folded).
 struct NodeNote {
   std::string node;
-  std::string op_type;
+  std::string op;
   std::string reason;
   // Refused by the size budget: the bytes folding it would add (-1: another reason). A
   // budget of at least this folds it (the page's budget explorer runs those budgets).
@@ -196,7 +200,9 @@ struct Report {
   std::vector<PassRun> passes;
   int iterations = 0;
   bool converged = true;
-  double read_ms = 0, optimize_ms = 0, write_ms = 0;
+  struct TimingMs {
+    double read = 0, optimize = 0, write = 0;
+  } timing_ms;
   uint64_t input_bytes = 0;           // the .onnx file
   uint64_t input_external_bytes = 0;  // the external-data files it refers to
   uint64_t output_bytes = 0;

@@ -162,7 +162,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   std::unique_ptr<Model> model = readInput(bytes, ro);
   validateModel(*model);  // an invalid model is refused before any pass
   if (options.target_opset > 0) upgradeOpset(model, options.target_opset);
-  report.read_ms = msSince(t0);
+  report.timing_ms.read = msSince(t0);
   report.before = summarize(*model);
   {
     const ModuleTree tree(*model->graph);
@@ -204,7 +204,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     }
   }
   if (options.float16) stage({"convert-float16"});
-  report.optimize_ms = msSince(t0);
+  report.timing_ms.optimize = msSince(t0);
   report.iterations = pr.iterations;
   report.converged = pr.converged;
   std::map<std::string, std::vector<Explanation>> last_explanations;
@@ -212,14 +212,11 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     PassRun run;
     run.pass = r.pass;
     run.iteration = r.iteration;
-    run.millis = r.millis;
+    run.ms = r.ms;
     run.changed = r.changed;
-    run.nodes_before = r.before.nodes;
-    run.nodes_after = r.after.nodes;
-    run.initializers_before = r.before.initializers;
-    run.initializers_after = r.after.initializers;
-    run.bytes_before = r.before.initializer_bytes;
-    run.bytes_after = r.after.initializer_bytes;
+    run.nodes = {r.before.nodes, r.after.nodes};
+    run.initializers = {r.before.initializers, r.after.initializers};
+    run.initializer_bytes = {r.before.initializer_bytes, r.after.initializer_bytes};
     run.notes = r.notes;
     run.counters = r.counters;
     run.error = r.error;
@@ -296,7 +293,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   for (const std::string& f : ws.reused_files)
     report.warnings.push_back("the output refers to the input's data file '" + f +
                               "' (reuse-input-data): keep it beside the output");
-  report.write_ms = msSince(t0);
+  report.timing_ms.write = msSince(t0);
   const MemoryStats mem = Buffer::memoryStats();
   report.peak_tensor_bytes = mem.peak;
   report.source_bytes_read = mem.read;

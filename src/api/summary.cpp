@@ -120,7 +120,8 @@ std::string Report::toJson(int indent) const {
   j["after"] = summaryJson(after);
   j["iterations"] = iterations;
   j["converged"] = converged;
-  j["timing_ms"] = {{"read", read_ms}, {"optimize", optimize_ms}, {"write", write_ms}};
+  j["timing_ms"] = {
+      {"read", timing_ms.read}, {"optimize", timing_ms.optimize}, {"write", timing_ms.write}};
   j["input_bytes"] = input_bytes;
   j["input_external_bytes"] = input_external_bytes;
   j["output_bytes"] = output_bytes;
@@ -139,11 +140,11 @@ std::string Report::toJson(int indent) const {
     nlohmann::ordered_json r;
     r["pass"] = p.pass;
     r["iteration"] = p.iteration;
-    r["ms"] = p.millis;
+    r["ms"] = p.ms;
     r["changed"] = p.changed;
-    r["nodes"] = {p.nodes_before, p.nodes_after};
-    r["initializers"] = {p.initializers_before, p.initializers_after};
-    r["initializer_bytes"] = {p.bytes_before, p.bytes_after};
+    r["nodes"] = p.nodes;
+    r["initializers"] = p.initializers;
+    r["initializer_bytes"] = p.initializer_bytes;
     if (!p.counters.empty()) r["counters"] = p.counters;
     if (!p.notes.empty()) r["notes"] = p.notes;
     if (!p.error.empty()) r["error"] = p.error;
@@ -152,7 +153,7 @@ std::string Report::toJson(int indent) const {
   j["warnings"] = warnings;
   auto& nf = j["not_folded"] = nlohmann::ordered_json::array();
   for (const NodeNote& n : not_folded) {
-    nf.push_back({{"node", n.node}, {"op", n.op_type}, {"reason", n.reason}});
+    nf.push_back({{"node", n.node}, {"op", n.op}, {"reason", n.reason}});
     if (n.would_add_bytes >= 0) nf.back()["would_add_bytes"] = n.would_add_bytes;
     if (n.would_remove_nodes >= 0) nf.back()["would_remove_nodes"] = n.would_remove_nodes;
   }

@@ -165,7 +165,7 @@ int runVariants(const std::string& in, const std::string& dir, std::string name,
     } else {
       std::printf("%-6s %-*s %12llu %8zu %9.0f\n", v.dtype.c_str(), width, v.file.c_str(),
                   static_cast<unsigned long long>(r.output_bytes + r.external_bytes), r.after.nodes,
-                  r.read_ms + r.optimize_ms + r.write_ms);
+                  r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write);
     }
   }
   if (json) std::cout << reports.dump(2) << "\n";
@@ -348,7 +348,7 @@ int main(int argc, char** argv) {
     if (explain) {
       std::cout << r.not_folded.size() << " nodes not folded:\n";
       for (const onnxfold::NodeNote& n : r.not_folded) {
-        std::cout << "  " << n.node << " (" << n.op_type << "): " << n.reason << "\n";
+        std::cout << "  " << n.node << " (" << n.op << "): " << n.reason << "\n";
       }
       for (const onnxfold::PassRun& p : r.passes) {  // --float16: what stayed float32, and why
         if (p.pass != "convert-float16") continue;
@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
                   out_path.c_str(), r.before.nodes, r.after.nodes, r.before.initializers,
                   r.after.initializers, mib(r.input_bytes + r.input_external_bytes).c_str(),
                   mib(r.output_bytes + r.external_bytes).c_str(),
-                  r.read_ms + r.optimize_ms + r.write_ms);
+                  r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write);
     }
     return 0;
   } catch (const std::exception& e) {

@@ -94,7 +94,7 @@ PipelineReport PassManager::run(std::unique_ptr<Model>& model, const PassOptions
         model = std::move(snapshot);  // the next pass takes a new one
       }
       if (rec.changed) snapshot.reset();
-      rec.millis =
+      rec.ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       rec.notes = ctx.takeNotes();
       rec.notes_after_write = ctx.takeNotesAfterWrite();

@@ -28,7 +28,7 @@ ModelStats computeStats(const Model& model);
 struct PassRecord {
   std::string pass;
   int iteration = 0;
-  double millis = 0;
+  double ms = 0;
   bool changed = false;
   ModelStats before;
   ModelStats after;
