@@ -125,7 +125,8 @@ async function main(argv) {
     if (!values.quiet) {
       const b = report.before;
       const a = report.after;
-      const ms = report.read_ms + report.optimize_ms + report.write_ms;
+      const { read, optimize, write } = report.timing_ms;
+      const ms = read + optimize + write;
       console.log(`${values.output}: ${b.nodes} -> ${a.nodes} nodes, ${b.initializers} -> ${a.initializers} initializers, ` +
         `${mib(report.input_bytes + (report.input_external_bytes ?? 0))} -> ${mib(report.output_bytes + (report.external_bytes ?? 0))}, ${ms.toFixed(0)} ms`);
     }
@@ -143,7 +144,7 @@ async function main(argv) {
     console.log(`${'dtype'.padEnd(6)} ${'file'.padEnd(width)} ${'bytes'.padStart(12)} ${'nodes'.padStart(8)} ${'ms'.padStart(9)}`);
     for (const v of variants) {
       const r = v.report;
-      console.log(`${v.dtype.padEnd(6)} ${v.file.padEnd(width)} ${String(v.bytes).padStart(12)} ${String(r.after.nodes).padStart(8)} ${(r.read_ms + r.optimize_ms + r.write_ms).toFixed(0).padStart(9)}`);
+      console.log(`${v.dtype.padEnd(6)} ${v.file.padEnd(width)} ${String(v.bytes).padStart(12)} ${String(r.after.nodes).padStart(8)} ${(r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write).toFixed(0).padStart(9)}`);
     }
   }
   return 0;

@@ -31,7 +31,7 @@ try {
   console.log(`${input} -> ${output}`);
   console.log(`nodes ${before.nodes} -> ${after.nodes}, initializers ${before.initializers} -> ${after.initializers}, ` +
     `size ${mb(report.input_bytes)} MB -> ${mb(report.output_bytes)} MB, ` +
-    `${report.iterations} round(s), ${(report.read_ms + report.optimize_ms + report.write_ms).toFixed(0)} ms`);
+    `${report.iterations} round(s), ${(report.timing_ms.read + report.timing_ms.optimize + report.timing_ms.write).toFixed(0)} ms`);
   const ops = new Set([...Object.keys(before.op_histogram), ...Object.keys(after.op_histogram)]);
   for (const op of [...ops].sort()) {
     const b = before.op_histogram[op] ?? 0;

@@ -205,22 +205,12 @@ export interface PassRun {
   notes?: string[];
   /** Set when the pass failed and was undone. */
   error?: string;
-  // Flat aliases added by the JS layer:
-  millis: number;
-  nodes_before: number;
-  nodes_after: number;
-  initializers_before: number;
-  initializers_after: number;
-  bytes_before: number;
-  bytes_after: number;
 }
 
 /** A node left in place, and why (e.g. why it was not folded). */
 export interface NodeNote {
   node: string;
   op: string;
-  /** Alias of `op`. */
-  op_type: string;
   reason: string;
   /**
    * When the size budget refused the fold: the bytes it would add to the written model (net
@@ -240,10 +230,6 @@ export interface Report {
   converged: boolean;
   /** Milliseconds per stage: { read, optimize, write }. */
   timing_ms: { read: number; optimize: number; write: number };
-  /** Aliases of timing_ms added by the JS layer. */
-  read_ms: number;
-  optimize_ms: number;
-  write_ms: number;
   /** The .onnx file's size. */
   input_bytes: number;
   /** The sizes of the external-data files it refers to. */

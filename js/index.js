@@ -734,23 +734,11 @@ function outputMode(bytes, options) {
   return [bytes, ...given].some(isBlob) ? 'blob' : 'bytes';
 }
 
-// The report as the C++ side writes it (api/summary.cpp), plus the flat aliases the JS contract
-// names (millis, nodes_before/after, ..., read_ms/optimize_ms/write_ms, op_type).
-// `host`: withCall's stats (the report's `host`).
+// The report as the C++ side writes it (api/summary.cpp), with no aliases: each figure has one
+// name in C++, JSON and JS. `host`: withCall's stats (the report's `host`).
 function parseReport(json, host) {
   const report = JSON.parse(json);
   if (host) report.host = host;
-  const t = report.timing_ms || {};
-  report.read_ms = t.read;
-  report.optimize_ms = t.optimize;
-  report.write_ms = t.write;
-  for (const p of report.passes || []) {
-    p.millis = p.ms;
-    [p.nodes_before, p.nodes_after] = p.nodes || [];
-    [p.initializers_before, p.initializers_after] = p.initializers || [];
-    [p.bytes_before, p.bytes_after] = p.initializer_bytes || [];
-  }
-  for (const n of report.not_folded || []) n.op_type = n.op;
   return report;
 }
 

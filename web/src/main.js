@@ -346,7 +346,7 @@ async function makeVariants() {
     const rows = variants.map((v) => el('tr', {},
       el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
       el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
-      el('td', { class: 'num', text: fmtMs(v.report.read_ms + v.report.optimize_ms + v.report.write_ms) })));
+      el('td', { class: 'num', text: fmtMs(v.report.timing_ms.read + v.report.timing_ms.optimize + v.report.timing_ms.write) })));
     const list = Object.entries(files);
     box.replaceChildren(
       el('div', { class: 'table-wrap' }, el('table', { id: 'variants-table' },
@@ -567,7 +567,7 @@ function renderNotFolded(list) {
   d.querySelector('summary').textContent = `Why not folded (${list.length} node${list.length === 1 ? '' : 's'})`;
   const rows = list.slice(0, NOT_FOLDED_LIMIT).map((n) =>
     el('tr', {}, el('td', { class: 'mono', text: n.node || '(unnamed)' }),
-      el('td', { text: n.op ?? n.op_type ?? '' }), el('td', { text: n.reason })));
+      el('td', { text: n.op }), el('td', { text: n.reason })));
   if (list.length > NOT_FOLDED_LIMIT) {
     rows.push(el('tr', {}, el('td', { colspan: 3, class: 'muted',
       text: `… and ${list.length - NOT_FOLDED_LIMIT} more (see the report JSON)` })));
