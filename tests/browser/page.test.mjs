@@ -133,6 +133,9 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.equal(await page.locator('#ops-chart svg rect').count(), 2 * rows, 'one before and one after bar per op');
     assert.ok(await page.locator('#passes-table tbody tr').count() > 1, 'time per pass listed');
     assert.match(await page.locator('#not-folded summary').textContent(), /Why not folded \(\d+ nodes?\)/);
+    // Each listed node's op, from the report's one spelling (not_folded[].op).
+    const ops = await page.locator('#not-folded tbody tr td:nth-child(2)').allTextContents();
+    assert.ok(ops.every((op) => /^[\w:.]+$/.test(op)), `not-folded ops: ${ops.slice(0, 5).join(', ')}`);
 
     const { size } = await stat(out);
     assert.match(await page.locator('#download').textContent(), new RegExp(`Download ${optName.replace('.', '\\.')}`));
@@ -361,6 +364,9 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.click('#variants');
     assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
     assert.match(await page.locator('#variants-table').textContent(), /fp16\s*model_fp16\.onnx/);
+    // Each variant's time, the sum of its report's timing_ms.
+    const times = await page.locator('#variants-table tbody tr td:last-child').allTextContents();
+    assert.ok(times.length > 0 && times.every((ms) => /^[\d.]+ (ms|s)$/.test(ms)), `variant times: ${times.join(', ')}`);
     const dir = join(artifacts, 'variants');
     await mkdir(dir, { recursive: true });
     const fp32 = await downloadResult(page, 'model.onnx', { selector: '#download-variant-0', dir });
