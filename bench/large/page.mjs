@@ -11,7 +11,8 @@
 // --download DIR saves the last run's result files there (to compare with the CLI's output).
 // --query Q adds the page's URL options (e.g. 'quantize=int4&qformat=ort'); --variants clicks
 // the Variants panel's button instead (every variant), and the heap is the largest of them.
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -27,10 +28,13 @@ const variants = args.includes('--variants');
 const files = readdirSync(dirname(model)).filter((f) => f.startsWith(basename(model))).map((f) => join(dirname(model), f)).sort();
 
 const server = await serveStatic({ root: resolve(here, '..', '..', 'build', 'web') });
-const context = async () => browser.newContext({ acceptDownloads: true });
-const browser = await chromium.launch({ executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium', headless: true,
+// A profile on disk, as a user's browser has: an incognito context (newContext) keeps the
+// site's storage in memory with a small quota, where a multi-GB result does not fit.
+const profile = mkdtempSync(join(tmpdir(), 'onnxfold-page-bench-'));
+const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true, acceptDownloads: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-// Chromium's memory while the page works: every process under the browser, sampled from
+// Chromium's memory while the page works: every process under this one, sampled from
 // /proc every 250 ms; the peak of their total RSS and of the largest one (the worker's renderer).
 function descendants(root) {
   const parent = new Map();
@@ -44,25 +48,45 @@ function descendants(root) {
   for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i]) out.push(pid);
   return out;
 }
+// RSS, and its anonymous part (RssAnon: the process's own memory; the rest is file pages
+// mapped while read, which the kernel can drop).
 const rssOf = (pid) => {
   try {
-    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+    return { rss: kb('VmRSS'), anon: kb('RssAnon') };
   } catch {
-    return 0;
+    return { rss: 0, anon: 0 };
   }
 };
-const memory = { total: 0, largest: 0 };
+const kindOf = (pid) => {
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const type = cmd.find((a) => a.startsWith('--type='))?.slice(7);
+    const sub = cmd.find((a) => a.startsWith('--utility-sub-type='))?.slice(19);
+    return sub ? `${type}:${sub}` : type ?? 'browser';
+  } catch {
+    return '?';
+  }
+};
+const memory = { total: 0, anon: 0, largest: 0, largestKind: '' };
 const sampler = setInterval(() => {
-  const rss = descendants(browser.process().pid).map(rssOf);
-  memory.total = Math.max(memory.total, rss.reduce((a, b) => a + b, 0));
-  memory.largest = Math.max(memory.largest, ...rss);
+  // Chromium runs as this process's children (playwright's launch); this process not counted.
+  const pids = descendants(process.pid).slice(1);
+  const m = pids.map(rssOf);
+  memory.total = Math.max(memory.total, m.reduce((a, b) => a + b.rss, 0));
+  memory.anon = Math.max(memory.anon, m.reduce((a, b) => a + b.anon, 0));
+  const rss = m.map((x) => x.rss);
+  const i = rss.indexOf(Math.max(...rss));
+  if (rss[i] > memory.largest) Object.assign(memory, { largest: rss[i], largestKind: kindOf(pids[i]) });
 }, 250);
 
 const times = [];
 let heap;
 let spill;
+let lastProfile;
 for (let r = 0; r < runs; r++) {
-  const page = await (await context()).newPage();
+  const page = await browser.newPage();
   await page.goto(query ? `${server.url}?${query}` : server.url);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
   await page.setInputFiles('#file', files);
@@ -77,6 +101,7 @@ for (let r = 0; r < runs; r++) {
   times.push((Date.now() - t0) / 1000);
   heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
   spill = Number(await page.evaluate(() => document.body.dataset.spillBytes ?? 0));
+  lastProfile = JSON.parse(await page.evaluate(() => document.body.dataset.profile ?? 'null'));
   if (downloadDir && r === runs - 1) {
     for (const link of await page.locator(variants ? '#variants-result a' : '#downloads a').all()) {
       const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
@@ -87,8 +112,10 @@ for (let r = 0; r < runs; r++) {
 }
 clearInterval(sampler);
 await browser.close();
+rmSync(profile, { recursive: true, force: true });
 await server.close();
 const sorted = [...times].sort((a, b) => a - b);
 console.log(JSON.stringify({ model: basename(model), query, variants, files: files.map((f) => basename(f)), seconds: times,
   median: sorted[Math.floor(sorted.length / 2)], peakHeapMB: heap / 2 ** 20, storedMB: spill / 2 ** 20,
-  chromiumPeakRssMB: memory.total / 2 ** 20, largestProcessPeakRssMB: memory.largest / 2 ** 20 }));
+  chromiumPeakRssMB: memory.total / 2 ** 20, chromiumPeakAnonMB: memory.anon / 2 ** 20, largestProcessPeakRssMB: memory.largest / 2 ** 20,
+  largestProcess: memory.largestKind, profile: lastProfile }));

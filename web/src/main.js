@@ -17,9 +17,11 @@ const $ = (sel) => document.querySelector(sel);
 const SAMPLE = { url: 'conv1d_m5.onnx', name: 'conv1d_m5.onnx' };
 
 const client = new WorkerClient('./worker.js', 'onnxfold', 'optimizer');
-// This tab's results folder in the browser's storage (result-store.js); null without one, and
-// results are then held in memory.
-const tab = openTab().catch(() => null);
+// This tab's results folder in the browser's storage (result-store.js); null until it is open
+// or without one, and results are then held in memory. Never awaited by a run: a run (and a
+// cancel right after it) must start at once.
+let tab = null;
+openTab().then((id) => { tab = id; }, () => {});
 const verify = setupVerify();
 let lastRunOptions = null; // what the shown result was optimized with
 const budget = setupBudget({
@@ -266,12 +268,9 @@ async function runJob(op, args, show) {
   }
 }
 
-const spillTo = async (kind) => {
-  const id = await tab;
-  return id ? { tab: id, kind } : undefined;
-};
+const spillTo = (kind) => (tab ? { tab, kind } : undefined);
 
-async function run() {
+function run() {
   if (!current) return;
   clearError();
   let options;
@@ -287,7 +286,7 @@ async function run() {
   // The job replaces the files the shown downloads read.
   $('#downloads').replaceChildren();
   const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true,
-    spill: await spillTo('optimize') };
+    spill: spillTo('optimize') };
   runJob('optimize', args, renderReport);
 }
 
@@ -320,7 +319,7 @@ function renderVariantChoices(variants) {
     el('label', { for: `variant-${v.dtype}` }, el('code', { text: v.dtype }), ` ${v.file}: ${v.help}`))));
 }
 
-async function makeVariants() {
+function makeVariants() {
   if (!current) return;
   clearError();
   let options;
@@ -336,7 +335,7 @@ async function makeVariants() {
   }
   $('#variants-result').replaceChildren();
   $('#variants-result').hidden = true;
-  const args = { bytes: current.bytes, options, externalData: current.externalData, spill: await spillTo('variants') };
+  const args = { bytes: current.bytes, options, externalData: current.externalData, spill: spillTo('variants') };
   runJob('variants', args, (model, { files, variants }) => {
     const box = $('#variants-result');
     box.hidden = false;
@@ -389,6 +388,8 @@ function renderReport(model, result, pageMillis) {
     fact('rounds', String(report.iterations ?? '–'), report.converged ? 'converged' : 'stopped at the limit'),
     memoryFact(fact, report.memory, inBytes, report.host),
   );
+  // Where the time went, for the page benchmark (bench/large/page.mjs).
+  document.body.dataset.profile = JSON.stringify({ timing_ms: report.timing_ms, io: report.io, host: report.host });
 
   renderDownloads(model, result);
   verify.setOptimized({ name: `${baseName(model.name)}.opt.onnx`, bytes: result.model,
