@@ -194,6 +194,7 @@ async function openSource(data, what) {
           const got = new Uint8Array(reader.readAsArrayBuffer(data.slice(off, off + n)));
           if (got.length !== n) throw new OnnxfoldError(`${what}: read ${got.length} of ${n} bytes (did the file change?)`);
           heap.set(got, at);
+          nudgeCollector(n);
         },
         part: (off, n) => data.slice(off, off + n),
         close() {},
@@ -216,6 +217,18 @@ async function openSource(data, what) {
   }
   if (isNode && (typeof data === 'string' || data instanceof URL)) return openFileSource(data, what);
   throw new TypeError(`onnxfold: ${what} must be ${KINDS}, not ${describe(data)}`);
+}
+
+// Each FileReaderSync read is a new ArrayBuffer, dead once copied into the heap. V8 frees dead
+// young buffers at a scavenge, which runs when its young generation fills with JS objects;
+// inside one long wasm call almost none are made, so a 1B decoder's reads piled up as GBs of
+// dead buffers in the Worker. A short-lived array per 16 MiB read lets the scavenges run.
+let unscavenged = 0;
+function nudgeCollector(n) {
+  unscavenged += n;
+  if (unscavenged < 16 << 20) return;
+  unscavenged = 0;
+  new Array(1 << 20).fill(0);
 }
 
 // The largest Uint8Array engines make (V8: 2^32 - 1 elements on 64-bit hosts).
