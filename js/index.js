@@ -893,7 +893,7 @@ async function variantJobs(what, options, defaultName) {
   if (name !== undefined && typeof name !== 'string') {
     throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
   }
-  checkCallbacks({ onProgress, signal: rest.signal, output: rest.output, spill: rest.spill });
+  checkCallbacks({ ...rest, onProgress });
   const M = await getModule();
   let plan;
   try {

@@ -35,7 +35,7 @@ void floatToHalfScalar(const float* in, uint16_t* out, size_t n) {
 }
 
 void floatToHalfSaturatedScalar(const float* in, uint16_t* out, size_t n) {
-  constexpr float kMax = 65504.0f;
+  constexpr auto kMax = static_cast<float>(kFloat16Max);
   for (size_t i = 0; i < n; ++i) {
     float x = in[i];
     if (std::isfinite(x) && std::fabs(x) > kMax) x = x < 0 ? -kMax : kMax;

@@ -12,6 +12,9 @@
 
 namespace onnxfold::kernels {
 
+// float16's largest finite value.
+constexpr double kFloat16Max = 65504.0;
+
 // float32 <-> float16 bit patterns, bit-exact with floatToHalf/halfToFloat.
 void floatToHalfScalar(const float* in, uint16_t* out, size_t n);
 void floatToHalfHwy(const float* in, uint16_t* out, size_t n);

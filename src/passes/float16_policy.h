@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/tensor.h"
+#include "kernels/cast.h"
 #include "passes/pass.h"
 
 namespace onnxfold {
@@ -25,7 +26,7 @@ Float16Settings readFloat16Settings(const PassOptions& options);
 // variance of a hand-written LayerNorm, the sum of a hand-written softmax).
 bool isFloat16IslandStep(const std::string& op);
 
-constexpr double kFloat16Max = 65504.0;
+using kernels::kFloat16Max;
 // Weights this large stand for infinities (masks of -FLT_MAX): saturating keeps their meaning.
 constexpr double kFloat16Sentinel = 1e8;
 

@@ -16,7 +16,7 @@ import { serveStatic } from '../../web/serve.mjs';
 import { launchChromium, prerequisites, repoRoot } from './harness.mjs';
 import { runInPage, servedModel, servedUrl, unpack } from './ort-web.mjs';
 import { dist, havePythonOnnx, makeLlm, python } from '../node/env.mjs';
-import { DECODER_768, LOGIT_BOUNDS, PROMPT, logitsAgreement, promptIds } from '../node/logits.mjs';
+import { DECODER_768, PROMPT, assertVariantLogits, logitsAgreement, promptIds } from '../node/logits.mjs';
 
 const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
 
@@ -85,14 +85,6 @@ describe('variants of the hidden-768 decoder in onnxruntime-web', { skip: skipRe
     const { compareTensors } = await import('../node/oracle.mjs');
     const fp32 = compareTensors('logits', expected, { type: 'float32', dims: expected.dims, data: logits.fp32 }, { rtol: 1e-3, atol: 1e-4 });
     assert.ok(!fp32.error && fp32.mismatches === 0, `fp32: ${fp32.error ?? `${fp32.mismatches}/${fp32.size} logits differ, max abs ${fp32.maxAbsDiff}`}`);
-    assert.ok(rows.fp16.rel <= 1e-2, `fp16: logits off by ${rows.fp16.rel} of their range`);
-    const q4f16 = logitsAgreement(logits.q4, logits.q4f16, DECODER_768.vocab);
-    assert.ok(q4f16.rel <= 1e-2, `q4f16: off by ${q4f16.rel} of q4's range`);
-    for (const [dtype, { cosine, argmax, rel }] of Object.entries(LOGIT_BOUNDS)) {
-      const r = rows[dtype];
-      assert.ok(r.cosine >= cosine, `${dtype}: cosine ${r.cosine} < ${cosine}`);
-      assert.ok(r.argmax >= argmax, `${dtype}: argmax agreement ${r.argmax} < ${argmax}`);
-      assert.ok(r.rel <= rel, `${dtype}: logits off by ${r.rel} of their range (> ${rel})`);
-    }
+    assertVariantLogits(rows, logits.q4, logits.q4f16);
   });
 });

@@ -4,6 +4,7 @@
 // over the vocabulary) is the same, and the largest |diff| relative to the original's range.
 // Plain arrays and typed arrays, no runtime: node tests, the Chromium test and
 // bench/large/variants-llm.mjs share it.
+import assert from 'node:assert/strict';
 import { mulberry32 } from '../../web/src/verify-core.js';
 
 /** input_ids [batch, seq] as { type: 'int64', data: BigInt64Array, dims }: seeded, uniform over [0, vocab). */
@@ -81,3 +82,21 @@ export const LOGIT_BOUNDS = {
   q4: { cosine: 0.93, argmax: 0.25, rel: 0.25 },
   q4f16: { cosine: 0.93, argmax: 0.25, rel: 0.25 },
 };
+
+/**
+ * The tests' judgement of DECODER_768's variants: `rows` maps each dtype to its
+ * logitsAgreement with the original; q4 and q4f16 are those variants' logits (q4f16 must stay
+ * within 1e-2 of q4's range). fp16 within 1e-2 of the range, the quantized ones within
+ * LOGIT_BOUNDS.
+ */
+export function assertVariantLogits(rows, q4, q4f16) {
+  assert.ok(rows.fp16.rel <= 1e-2, `fp16: logits off by ${rows.fp16.rel} of their range`);
+  const half = logitsAgreement(q4, q4f16, DECODER_768.vocab);
+  assert.ok(half.rel <= 1e-2, `q4f16: off by ${half.rel} of q4's range`);
+  for (const [dtype, { cosine, argmax, rel }] of Object.entries(LOGIT_BOUNDS)) {
+    const r = rows[dtype];
+    assert.ok(r.cosine >= cosine, `${dtype}: cosine ${r.cosine} < ${cosine}`);
+    assert.ok(r.argmax >= argmax, `${dtype}: argmax agreement ${r.argmax} < ${argmax}`);
+    assert.ok(r.rel <= rel, `${dtype}: logits off by ${r.rel} of their range (> ${rel})`);
+  }
+}
