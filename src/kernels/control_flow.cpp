@@ -423,10 +423,16 @@ void inferScan8(InferContext& ctx) {
 
 void registerControlFlowOps(OpRegistry& r) {
   constexpr uint32_t kRunsBody = kOpEvaluatesSubgraphs | kOpSizesOutputs;
-  r.add({"", "If", 1, inferIf, nullptr});
-  r.add({"", "Loop", 1, inferLoop, computeLoop, kRunsBody});
+  // Later versions widen what may flow through (If-11: branches of different shapes, merged;
+  // 13: sequences; 16: optionals; then newer IR types) without changing what is computed.
+  for (int v : {1, 11, 13, 16, 19, 21, 23, 24, 25})
+    r.add({"", "If", v, inferIf, nullptr});
+  for (int v : {1, 11, 13, 16, 19, 21, 23, 24, 25})
+    r.add({"", "Loop", v, inferLoop, computeLoop, kRunsBody});
   r.add({"", "Scan", 8, inferScan8, computeScan8, kRunsBody});
-  r.add({"", "Scan", 9, inferScan, computeScan, kRunsBody});
+  // Scan-11 allows negative axes, which inferScan and computeScan normalize at every version.
+  for (int v : {9, 11, 16, 19, 21, 23, 24, 25})
+    r.add({"", "Scan", v, inferScan, computeScan, kRunsBody});
 }
 
 }  // namespace onnxfold

@@ -314,7 +314,8 @@ void registerSequenceOps(OpRegistry& r) {
   r.add({"", "SequenceErase", 11, inferSequenceErase, computeSequenceErase, f});
   r.add({"", "SequenceAt", 11, inferSequenceAt, computeSequenceAt, f});
   r.add({"", "SequenceLength", 11, inferSequenceLength, computeSequenceLength, f});
-  r.add({"", "SplitToSequence", 11, inferSplitToSequence, computeSplitToSequence, f});
+  for (int v : {11, 24})  // 24 adds types only
+    r.add({"", "SplitToSequence", v, inferSplitToSequence, computeSplitToSequence, f});
   r.add({"", "ConcatFromSequence", 11, inferConcatFromSequence, computeConcatFromSequence, f});
   r.add({"", "SequenceMap", 17, inferSequenceMap, computeSequenceMap, f | kOpEvaluatesSubgraphs});
   for (int v : {15})

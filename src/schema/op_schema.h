@@ -70,6 +70,8 @@ class OpSchemas {
   bool knowsDomain(std::string_view domain) const;
   int newestOpset(std::string_view domain) const;
   size_t size() const { return schemas_.size(); }
+  // Every version of every op, sorted by (domain, op_type, since_version).
+  const std::vector<OpSchema>& all() const { return schemas_; }
 
  private:
   OpSchemas();
