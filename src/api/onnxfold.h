@@ -17,7 +17,7 @@
 #include "ir/buffer.h"
 #include "ir/error.h"
 #include "ir/sink.h"
-#include "passes/weight_quantization.h"
+#include "passes/pipeline_options.h"
 
 namespace onnxfold {
 
@@ -29,37 +29,13 @@ struct Progress {
   double fraction = 0;  // 0..1 over the whole job
 };
 
-struct Options {
-  // Pass names, run in order to a fixpoint; empty: the default pipeline.
-  std::vector<std::string> passes;
-  // Graph inputs (names or globs) that freezing keeps as inputs.
-  std::vector<std::string> preserve;
-  // Largest growth in bytes one constant fold may add to the model.
-  int64_t size_budget = 1024;
-  // The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike).
-  int64_t constructor_budget = 64;
-  // The growth budget, in percent of the input's initializer bytes: folds over their own
-  // budget (a rotary table, a cast weight) are still taken while the whole model grows by no
-  // more than this (identical results count once). 0: every fold keeps to its own budget.
-  int64_t growth_budget = 5;
-  // Fold DequantizeLinear of integer weights too (normally kept for quantization).
-  bool fold_dequantize_weights = false;
-  // Quantization finalize mode: "" (off), "qoperator", "integer" or "qdq-clean".
-  std::string quant;
-  // Weight-only quantization (quantize-weights, after the pipeline and before float16).
-  WeightQuantization weight_quant;
-  // After the pipeline: float32 weights and computation become float16, the graph's inputs
-  // and outputs stay float32 and ops that overflow in float16 stay float32 (convert-float16).
-  bool float16 = false;
+// Pass settings and the pipeline's choices come from PipelineOptions (passes/pipeline_options.h,
+// where their defaults are); the rest is the facade's: opset, writing and the host.
+struct Options : PipelineOptions {
   // Before the pipeline: raise the default-domain opset to this (0: keep the model's), where
   // every op computes the same there (passes/upgrade_opset.h), so fusions into newer ops
   // (LayerNormalization 17, Gelu 20, RMSNormalization 23) apply. A model at or above it is kept.
   int64_t target_opset = 0;
-  // Free-form pass settings ("pass.key" -> value).
-  std::map<std::string, std::string> extra;
-  int max_iterations = 8;
-  // Run the IR verifier after every pass (always on in debug builds).
-  bool verify_each = false;
   // Tensors of at least this many bytes are written to external data.
   // -1: automatic (external if the input used external data or the model would
   // pass protobuf's 2 GiB limit, with a 1 KiB threshold).

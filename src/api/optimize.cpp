@@ -13,8 +13,7 @@
 #include "onnx/writer.h"
 #include "passes/analysis/module_tree.h"
 #include "passes/fold_policy.h"
-#include "passes/pass_manager.h"
-#include "passes/quant/quant_fuse.h"
+#include "passes/pipeline.h"
 #include "passes/registry.h"
 #include "passes/upgrade_opset.h"
 #include "passes/validate.h"
@@ -77,13 +76,6 @@ class TimedSink : public Sink {
   SinkCounters& counters_;
 };
 
-bool hasExternalTensors(const Model& m) {
-  for (const Value* v : m.graph->initializers()) {
-    if (v->initializer()->external) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 ModelSummary inspect(const ModelInput& bytes, const ExternalDataIO& io) {
@@ -121,25 +113,13 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     if (options.on_progress) options.on_progress({stage, pass, f});
   };
 
-  // Resolve the pipeline first: an unknown pass name fails before any work.
-  PassManagerOptions pmo;
-  pmo.max_iterations = options.max_iterations;
-  if (options.verify_each) pmo.verify_each = true;
-  pmo.cancelled = options.cancelled;
-  pmo.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
+  // Resolve the pipeline first: an unknown pass name or setting fails before any work.
+  PassManagerOptions hooks;
+  hooks.cancelled = options.cancelled;
+  hooks.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
     progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
   };
-  // Quantization finalize picks its own pipeline (explicit passes still win);
-  // an unknown mode fails here, before any work.
-  std::vector<std::string> pipeline = defaultPipeline();
-  if (!options.quant.empty()) pipeline = quantPipeline(options.quant);
-  PassManager pm(pmo);
-  pm.addByName(options.passes.empty() ? pipeline : options.passes);
-  {
-    PassOptions extra;  // --extra settings fail here too, not as a skipped pass
-    extra.extra = options.extra;
-    checkExtraOptions(extra);
-  }
+  const Pipeline pipeline(options, hooks);
 
   progress("read", "", 0);
   Buffer::resetPeakMemory();
@@ -169,45 +149,11 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     if (!tree.root().children.empty()) report.modules_json = tree.toJson(-1, 3);
   }
 
-  PassOptions po;
-  po.preserve = options.preserve;
-  po.size_budget = options.size_budget;
-  po.constructor_budget = options.constructor_budget;
-  if (options.growth_budget > 0) {
-    const int64_t bytes = modelTensorBytes(*model);
-    po.max_model_bytes =
-        bytes + static_cast<int64_t>(static_cast<double>(bytes) *
-                                     static_cast<double>(options.growth_budget) / 100);
-  }
-  po.fold_dequantize_weights = options.fold_dequantize_weights;
-  po.extra = options.extra;
-  po.weight_quant = options.weight_quant;
   t0 = std::chrono::steady_clock::now();
-  PipelineReport pr = pm.run(model, po);
-  // Stages after the pipeline, each its own pass manager: they are written for the optimized
-  // float32 graph (its folds and fusions see float weights). Progress never goes back.
-  auto stage = [&](const std::vector<std::string>& passes) {
-    PassManagerOptions stage_options = pmo;
-    stage_options.on_pass = [&](const std::string& name, size_t, size_t, int) {
-      progress("optimize", name, 0.9);
-    };
-    PassManager stage_pm(stage_options);
-    stage_pm.addByName(passes);
-    PipelineReport r = stage_pm.run(model, po);
-    pr.passes.insert(pr.passes.end(), r.passes.begin(), r.passes.end());
-    pr.converged = pr.converged && r.converged;
-    return r;
-  };
-  if (!options.weight_quant.mode.empty()) {
-    for (const PassRecord& r : stage({"quantize-weights", "dce"}).passes) {
-      if (!r.error.empty()) throw Error("quantize: " + r.error);  // never silently float
-    }
-  }
-  if (options.float16) stage({"convert-float16"});
+  const PipelineReport pr = pipeline.run(model);
   report.timing_ms.optimize = msSince(t0);
   report.iterations = pr.iterations;
   report.converged = pr.converged;
-  std::map<std::string, std::vector<Explanation>> last_explanations;
   for (const PassRecord& r : pr.passes) {
     PassRun run;
     run.pass = r.pass;
@@ -224,22 +170,10 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
       report.warnings.push_back("pass '" + r.pass + "' failed and was undone: " + r.error);
     }
     report.passes.push_back(std::move(run));
-    // Each pass's last run says why nodes stayed (an earlier run's reasons may be gone).
-    auto& why = last_explanations[r.pass];
-    why.clear();
-    for (const Explanation& e : r.explanations) {
-      if (why.empty() || why.back().node != e.node || why.back().reason != e.reason)
-        why.push_back(e);  // a pattern's driver may visit a node twice in one run
-    }
   }
-  for (const PassRun& run : report.passes) {
-    auto it = last_explanations.find(run.pass);
-    if (it == last_explanations.end()) continue;
-    for (const Explanation& e : it->second)
-      report.not_folded.push_back(
-          {e.node, e.op_type, e.reason, e.would_add_bytes, e.would_remove_nodes});
-    last_explanations.erase(it);  // once per pass, in pipeline order
-  }
+  for (const Explanation& e : lastExplanations(pr))
+    report.not_folded.push_back(
+        {e.node, e.op_type, e.reason, e.would_add_bytes, e.would_remove_nodes});
   if (!pr.converged) {
     report.warnings.push_back("the pipeline still changed the model after " +
                               std::to_string(pr.iterations) + " iterations");
@@ -255,14 +189,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   wo.external_file_limit = options.external_data_file_limit;
   wo.external_chunk_separator = options.external_data_chunk_separator;
   wo.reuse_input_data = options.reuse_input_data;
-  if (wo.external_threshold < 0 &&
-      (hasExternalTensors(*model) || inlineModelSize(*model) > kMaxProtoBytes)) {
-    wo.external_threshold = 1024;
-  }
-  // Hosts that name files (the CLI) pass "<output>.data"; for bytes in memory (the npm
-  // package) the result's externalData map says which name was used.
-  if (wo.external_threshold >= 0 && wo.external_location.empty())
-    wo.external_location = "model.onnx.data";
+  chooseExternalData(*model, wo);
   wo.on_progress = [&](uint64_t written, uint64_t total) {
     progress("write", "",
              0.9 + 0.1 * static_cast<double>(written) / static_cast<double>(total ? total : 1));

@@ -608,6 +608,17 @@ std::string writeModelToString(const Model& model) {
   return std::move(s.out);
 }
 
+void chooseExternalData(const Model& model, WriteOptions& options) {
+  if (options.external_threshold < 0) {
+    bool external = false;
+    for (const Value* v : model.graph->initializers())
+      external = external || v->initializer()->external;
+    if (external || inlineModelSize(model) > kMaxProtoBytes) options.external_threshold = 1024;
+  }
+  if (options.external_threshold >= 0 && options.external_location.empty())
+    options.external_location = "model.onnx.data";
+}
+
 uint64_t inlineModelSize(const Model& model) {
   WriteOptions o;
   Writer w(o);

@@ -63,6 +63,12 @@ struct WriteStats {
 
 WriteStats writeModel(const Model& model, Sink& sink, const WriteOptions& options = {});
 
+// A threshold < 0 made automatic, as a front end asks by default: external (tensors of 1 KiB
+// and more) when the model has external tensors or would pass kMaxProtoBytes inline. A file
+// that is used and not named is "model.onnx.data": hosts that name files (the CLI) pass
+// "<output>.data"; for bytes in memory the result's map of files says which name was used.
+void chooseExternalData(const Model& model, WriteOptions& options);
+
 // Convenience for tests and small models: the whole encoding in one string.
 std::string writeModelToString(const Model& model);
 

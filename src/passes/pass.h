@@ -14,30 +14,17 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/weight_quantization.h"
+#include "passes/pipeline_options.h"
 
 namespace onnxfold {
 
-// Options shared by passes; every field has a sensible default.
-struct PassOptions {
-  // Graph inputs (names or globs) that freezing must keep as inputs.
-  std::vector<std::string> preserve;
-  // Largest growth in bytes a single fold may add to the written model.
-  int64_t size_budget = 1024;
-  // The same for constructors (ConstantOfShape, Expand, Tile, Range, EyeLike),
-  // which make data from little (PyTorch's skip_constructors): small shape
-  // helpers fold, materialized weights and biases stay nodes.
-  int64_t constructor_budget = 64;
+// What the passes read: the run's settings (pipeline_options.h) and what the pipeline derives
+// from them for the model at hand.
+struct PassOptions : PassSettings {
   // The growth budget: a fold over size_budget is still taken while the main graph's
   // initializers stay within this many bytes (-1: never). A constructor over its budget
   // stays a node, but its value may feed such folds.
   int64_t max_model_bytes = -1;
-  // Fold DequantizeLinear of integer weights (normally kept for quantization).
-  bool fold_dequantize_weights = false;
-  // Weight-only quantization (the quantize-weights pass), as Options::weight_quant.
-  WeightQuantization weight_quant;
-  // Free-form per-pass settings: "pass.key" -> value.
-  std::map<std::string, std::string> extra;
 };
 
 // Why a node was left as it is (the report's "why not folded" list).

@@ -54,7 +54,7 @@ struct PassManagerOptions {
 #else
   bool verify_each = true;
 #endif
-  int max_iterations = 8;
+  int max_iterations = kDefaultMaxIterations;
   // Undo needs a copy of the graph structure before each changing pass: time and memory
   // in proportion to the node count. Above this many nodes (a million-node graph is built
   // to hurt, not exported) no copy is kept and a failing pass fails the run instead; the

@@ -1,0 +1,96 @@
+#include "passes/pipeline.h"
+
+#include <map>
+
+#include "ir/error.h"
+#include "passes/fold_policy.h"
+#include "passes/quant/quant_fuse.h"
+#include "passes/registry.h"
+
+namespace onnxfold {
+
+Pipeline::Pipeline(const PipelineOptions& options, PassManagerOptions hooks)
+    : options_(options), hooks_(std::move(hooks)) {
+  hooks_.max_iterations = options.max_iterations;
+  if (options.verify_each) hooks_.verify_each = true;
+  if (!options.passes.empty())
+    pipeline_ = options.passes;
+  else if (!options.quant.empty())
+    pipeline_ = quantPipeline(options.quant);  // an unknown mode fails here
+  else
+    pipeline_ = defaultPipeline();
+  PassManager(hooks_).addByName(pipeline_);
+  PassOptions settings;
+  static_cast<PassSettings&>(settings) = options_;
+  checkExtraOptions(settings);
+}
+
+PassOptions Pipeline::passOptions(const Model& model) const {
+  PassOptions po;
+  static_cast<PassSettings&>(po) = options_;
+  if (options_.growth_budget > 0) {
+    const int64_t bytes = modelTensorBytes(model);
+    po.max_model_bytes =
+        bytes + static_cast<int64_t>(static_cast<double>(bytes) *
+                                     static_cast<double>(options_.growth_budget) / 100);
+  }
+  return po;
+}
+
+PipelineReport Pipeline::stage(std::unique_ptr<Model>& model,
+                               const std::vector<std::string>& passes,
+                               const PassOptions& po) const {
+  PassManagerOptions stage_hooks = hooks_;
+  if (hooks_.on_pass) {
+    const size_t n = pipeline_.size();
+    stage_hooks.on_pass = [on_pass = hooks_.on_pass, n](const std::string& name, size_t, size_t,
+                                                        int iteration) {
+      on_pass(name, n, n, iteration);
+    };
+  }
+  PassManager pm(stage_hooks);
+  pm.addByName(passes);
+  return pm.run(model, po);
+}
+
+PipelineReport Pipeline::run(std::unique_ptr<Model>& model) const {
+  const PassOptions po = passOptions(*model);
+  PassManager pm(hooks_);
+  pm.addByName(pipeline_);
+  PipelineReport report = pm.run(model, po);
+  auto append = [&report](const PipelineReport& r) {
+    report.passes.insert(report.passes.end(), r.passes.begin(), r.passes.end());
+    report.converged = report.converged && r.converged;
+  };
+  if (!options_.weight_quant.mode.empty()) {
+    const PipelineReport r = stage(model, {"quantize-weights", "dce"}, po);
+    for (const PassRecord& p : r.passes) {
+      if (!p.error.empty()) throw Error("quantize: " + p.error);  // never silently float
+    }
+    append(r);
+  }
+  if (options_.float16) append(stage(model, {"convert-float16"}, po));
+  return report;
+}
+
+std::vector<Explanation> lastExplanations(const PipelineReport& report) {
+  std::map<std::string, std::vector<Explanation>> last;
+  for (const PassRecord& r : report.passes) {
+    auto& why = last[r.pass];
+    why.clear();
+    for (const Explanation& e : r.explanations) {
+      if (why.empty() || why.back().node != e.node || why.back().reason != e.reason)
+        why.push_back(e);  // a pattern's driver may visit a node twice in one run
+    }
+  }
+  std::vector<Explanation> out;
+  for (const PassRecord& r : report.passes) {
+    auto it = last.find(r.pass);
+    if (it == last.end()) continue;
+    out.insert(out.end(), it->second.begin(), it->second.end());
+    last.erase(it);  // once per pass, in pipeline order
+  }
+  return out;
+}
+
+}  // namespace onnxfold
