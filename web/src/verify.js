@@ -9,7 +9,7 @@
 //   verify.fields                          // seed/rtol/atol, for the URL options
 
 import { AbortError, WorkerClient } from './worker-client.js';
-import { DEFAULTS, defaultDim, symbolicDims } from './verify-core.js';
+import { DEFAULTS, defaultDim } from 'onnxfold/accuracy';
 import { describeTimings } from './verify-timing.js';
 import { el } from './dom.js';
 
@@ -21,6 +21,25 @@ const $ = (sel) => document.querySelector(sel);
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
 const modelBytes = (m) => sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
 const gib = (n) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+
+// The model summary's value types (onnxfold's inspect), for the dims form.
+/** 'float32[batch,3,224,224]' -> { type: 'float32', dims: ['batch', 3, 224, 224] }. */
+export function parseValueType(text) {
+  const m = /^([^[\]]+)(?:\[(.*)\])?$/.exec(text ?? '');
+  if (!m) return { type: text, dims: [] };
+  const dims = m[2] ? m[2].split(',').map((d) => d.trim()).map((d) => (/^\d+$/.test(d) ? Number(d) : d)) : [];
+  return { type: m[1], dims };
+}
+
+/** The symbolic dim names of a model's inputs, in order of first use. */
+export function symbolicDims(inputs) {
+  const names = [];
+  for (const v of inputs) {
+    for (const d of parseValueType(v.type).dims) if (typeof d === 'string' && d && !names.includes(d)) names.push(d);
+  }
+  return names;
+}
+
 
 function fmtDiff(x) {
   if (x === Infinity) return '∞';
