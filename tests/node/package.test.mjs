@@ -6,7 +6,7 @@
 // Skips with a reason when dist/ is not built; fails instead when CI is set.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -65,6 +65,11 @@ test('npm pack -> npm install in a clean folder -> the example runs against it',
     const npx = execFileSync(join(project, 'node_modules', '.bin', 'onnxfold'), ['optimize', 'model.onnx', '-o', 'bin.onnx'], { cwd: project, encoding: 'utf8' });
     assert.match(npx, /bin\.onnx: 22 -> \d+ nodes/);
     assert.ok(readFileSync(join(project, 'bin.onnx')).equals(readFileSync(out)), 'npx onnxfold writes what the example wrote');
+    // --accuracy needs onnxruntime-node, which the package does not depend on: a clear error, exit 1.
+    const acc = spawnSync(join(project, 'node_modules', '.bin', 'onnxfold'), ['variants', 'model.onnx', '--out', 'v', '--accuracy'],
+      { cwd: project, encoding: 'utf8' });
+    assert.equal(acc.status, 1, acc.stderr);
+    assert.match(acc.stderr, /^onnxfold: error: --accuracy runs the models with onnxruntime-node, which is not installed: npm install onnxruntime-node\n$/);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
