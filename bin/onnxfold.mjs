@@ -12,6 +12,7 @@ commands:
   check MODEL                         check a model against ONNX's rules; exit 1 if invalid
   optimize INPUT -o OUTPUT [flags]    optimize a model (--report FILE, -q, and the flags below)
   variants INPUT --out DIR [flags]    write the variants transformers.js loads (--dtypes, --name)
+                                      --accuracy [--seed N]: each against INPUT (onnxruntime-node)
   passes                              list the passes and the default pipeline
 
 Run 'onnxfold optimize --help' for the optimizer's flags.`;
@@ -80,7 +81,8 @@ async function main(argv) {
     check: {},
     passes: {},
     optimize: { output: { type: 'string', short: 'o' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' } },
-    variants: { out: { type: 'string' }, dtypes: { type: 'string', multiple: true }, name: { type: 'string' }, json: { type: 'boolean' } },
+    variants: { out: { type: 'string' }, dtypes: { type: 'string', multiple: true }, name: { type: 'string' }, json: { type: 'boolean' },
+      accuracy: { type: 'boolean' }, seed: { type: 'string' } },
   }[command];
   if (!own) throw new UsageError(`unknown command '${command}'\n${USAGE}`);
   const config = { help: { type: 'boolean', short: 'h' }, ...own };
@@ -136,19 +138,61 @@ async function main(argv) {
   const input = wantOne('input model');
   if (!values.out) throw new UsageError('variants needs --out DIR');
   const dtypes = values.dtypes?.flatMap((s) => s.split(',')).filter(Boolean);
-  const { variants } = await onnxfold.variantsFile(input, values.out, { ...options, dtypes, name: values.name });
+  if (values.seed !== undefined && !values.accuracy) throw new UsageError('--seed is the seed of --accuracy\'s inputs: give --accuracy too');
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed expects a non-negative integer, got '${values.seed}'`);
+  const accuracy = values.accuracy && { ort: await onnxruntimeNode(), ...(values.seed !== undefined && { seed: Number(values.seed) }) };
+  const { variants } = await onnxfold.variantsFile(input, values.out, { ...options, dtypes, name: values.name, ...(accuracy && { accuracy }) });
   if (values.json) {
-    console.log(JSON.stringify(Object.fromEntries(variants.map((v) => [v.dtype, v.report])), null, 2));
+    console.log(JSON.stringify(Object.fromEntries(variants.map((v) => [v.dtype, v.accuracy ? { ...v.report, accuracy: v.accuracy } : v.report])), null, 2));
   } else {
     const width = Math.max(4, ...variants.map((v) => v.file.length));
-    console.log(`${'dtype'.padEnd(6)} ${'file'.padEnd(width)} ${'bytes'.padStart(12)} ${'nodes'.padStart(8)} ${'ms'.padStart(9)}`);
+    const head = `${'dtype'.padEnd(6)} ${'file'.padEnd(width)} ${'bytes'.padStart(12)} ${'nodes'.padStart(8)} ${'ms'.padStart(9)}`;
+    console.log(accuracy ? `${head} ${'cosine'.padStart(9)} ${'|diff|/range'.padStart(12)}` : head);
+    const errors = [];
     for (const v of variants) {
       const r = v.report;
-      console.log(`${v.dtype.padEnd(6)} ${v.file.padEnd(width)} ${String(v.bytes).padStart(12)} ${String(r.after.nodes).padStart(8)} ${(r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write).toFixed(0).padStart(9)}`);
+      let line = `${v.dtype.padEnd(6)} ${v.file.padEnd(width)} ${String(v.bytes).padStart(12)} ${String(r.after.nodes).padStart(8)} ${(r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write).toFixed(0).padStart(9)}`;
+      if (accuracy) {
+        const w = worstOutput(v.accuracy);
+        if (w.error) errors.push(`${v.dtype}: ${w.error}`);
+        line += ` ${(w.error ? 'error' : fmtAcc(w.cosine, 6)).padStart(9)} ${(w.error ? '' : fmtAcc(w.relRange)).padStart(12)}`;
+      }
+      console.log(line);
     }
+    if (accuracy) {
+      console.log(`cosine and max |diff| / range of the worst output against ${input}, both run with onnxruntime-node ` +
+        `(graph optimizations off) on seeded inputs (seed ${accuracy.seed ?? 1})`);
+    }
+    for (const e of errors) console.error(`onnxfold: accuracy: ${e}`);
   }
   return 0;
 }
+
+// onnxruntime-node is the caller's to install: the package has no dependencies.
+async function onnxruntimeNode() {
+  try {
+    return (await import('onnxruntime-node')).default;
+  } catch (e) {
+    if (e?.code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    throw new Error('--accuracy runs the models with onnxruntime-node, which is not installed: npm install onnxruntime-node');
+  }
+}
+
+// The output farthest from the original's (lowest cosine, then largest |diff| / range), or the
+// first error: the row's accuracy error, or an output's.
+function worstOutput(acc) {
+  if (acc.error) return { error: acc.error };
+  const bad = acc.outputs.find((o) => o.error);
+  if (bad) return { error: `output '${bad.name}': ${bad.error}` };
+  const floats = acc.outputs.filter((o) => o.cosine !== undefined);
+  if (!floats.length) return { cosine: NaN, relRange: NaN };
+  return {
+    cosine: Math.min(...floats.map((o) => (Number.isNaN(o.cosine) ? -Infinity : o.cosine))),
+    relRange: Math.max(...floats.map((o) => o.relRange)),
+  };
+}
+
+const fmtAcc = (x, digits) => (!Number.isFinite(x) ? String(x) : digits ? x.toFixed(digits) : x.toExponential(2));
 
 main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e) => {
   console.error(`onnxfold: error: ${e.message}`);

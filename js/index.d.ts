@@ -445,7 +445,25 @@ export interface VariantsOptions extends OptimizeOptions {
   dtypes?: VariantDtype[];
   /** The model's file name without .onnx (default 'model'; variantsFile: the input's). */
   name?: string;
+  /**
+   * Judge each variant against the input model: the input runs once (graph optimizations off)
+   * on seeded inputs (onnxfold/accuracy makeInputs), then each variant on the same inputs, one
+   * session at a time; each row gets `accuracy`. The package has no runtime of its own: pass one.
+   */
+  accuracy?: VariantAccuracyOptions;
 }
+
+export interface VariantAccuracyOptions {
+  /** An ONNX Runtime module: `import * as ort from 'onnxruntime-node'` (or 'onnxruntime-web'). */
+  ort: unknown;
+  /** Seed of the inputs (default 1). */
+  seed?: number;
+  /** Sizes of symbolic input dimensions by name (default: 8 for sequence-like names, else 2). */
+  dims?: Record<string, number>;
+}
+
+export type { OutputAccuracy, Accuracy } from './accuracy.js';
+import type { Accuracy } from './accuracy.js';
 
 export interface VariantRow {
   dtype: VariantDtype;
@@ -454,6 +472,11 @@ export interface VariantRow {
   /** Model and external-data bytes together. */
   bytes: number;
   report: Report;
+  /**
+   * With options.accuracy: each output against the input model's, or `error` saying which model
+   * could not be loaded or run and why (e.g. a model past onnxruntime-web's 4 GiB heap).
+   */
+  accuracy?: Accuracy | { error: string };
 }
 
 /**

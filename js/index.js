@@ -9,6 +9,8 @@
 // bytes in memory), and the output comes back as a plan of heap bytes and input ranges, which
 // this layer assembles without the heap: a Blob of File slices, a streamed file copy in node,
 // or one Uint8Array. Types: js/index.d.ts.
+import { accuracyOf, runReference } from './accuracy.js';
+
 const isNode = typeof process === 'object' && !!process.versions && !!process.versions.node;
 
 /**
@@ -886,13 +888,14 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
 // The plan (api/variants.cpp: file names and options per dtype) and the caller's options for
 // each variant; onProgress sees the whole job, with the variant's dtype.
 async function variantJobs(what, options, defaultName) {
-  const { dtypes, name, onProgress, ...rest } = options ?? {};
+  const { dtypes, name, onProgress, accuracy, ...rest } = options ?? {};
   if (dtypes !== undefined && (!Array.isArray(dtypes) || dtypes.some((d) => typeof d !== 'string'))) {
     throw new TypeError(`onnxfold: ${what}: options.dtypes must be an array of strings`);
   }
   if (name !== undefined && typeof name !== 'string') {
     throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
   }
+  checkAccuracy(what, accuracy);
   checkCallbacks({ ...rest, onProgress });
   const M = await getModule();
   let plan;
@@ -921,6 +924,47 @@ const variantRow = (v, report) => ({
   report,
 });
 
+// options.accuracy of variants(): { ort, seed, dims }, checked before the wasm module is touched.
+function checkAccuracy(what, accuracy) {
+  if (accuracy === undefined) return;
+  const bad = (m) => new TypeError(`onnxfold: ${what}: options.accuracy${m}`);
+  if (accuracy === null || typeof accuracy !== 'object') throw bad(` must be an object { ort, seed, dims }, not ${describe(accuracy)}`);
+  const { ort, seed, dims, ...unknown } = accuracy;
+  if (Object.keys(unknown).length) throw bad(`: unknown key '${Object.keys(unknown)[0]}' (known: ort, seed, dims)`);
+  if (typeof ort?.InferenceSession?.create !== 'function' || typeof ort.Tensor !== 'function') {
+    throw bad(".ort must be an ONNX Runtime module (import * as ort from 'onnxruntime-node' or 'onnxruntime-web')");
+  }
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) throw bad(`.seed must be a non-negative integer, not ${describe(seed)}`);
+  if (dims !== undefined && (dims === null || typeof dims !== 'object' || Array.isArray(dims) ||
+      Object.values(dims).some((d) => !Number.isSafeInteger(d) || d < 1))) {
+    throw bad('.dims must map symbolic dimension names to sizes >= 1, e.g. { batch: 1, sequence_length: 8 }');
+  }
+}
+
+// What options.accuracy asks: the original run once on seeded inputs (its outputs kept), then
+// each variant on the same inputs; a row's `accuracy` says why when a model cannot be loaded or run.
+async function accuracyCheck(options, original) {
+  const acc = options?.accuracy;
+  if (!acc) return null;
+  const { ort } = acc;
+  let reference;
+  try {
+    reference = await runReference(ort, original, acc);
+  } catch (e) {
+    const error = `the original model ${e.message}`;
+    return { of: async () => ({ error }) };
+  }
+  return {
+    of: async (model, file) => {
+      try {
+        return await accuracyOf(ort, reference, model);
+      } catch (e) {
+        return { error: `${file} ${e.message}` };
+      }
+    },
+  };
+}
+
 /**
  * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...; see variantPlan in
  * api/variants.cpp), each made by optimize() with the variant's options over the caller's.
@@ -928,13 +972,17 @@ const variantRow = (v, report) => ({
  */
 export async function variants(bytes, options = {}) {
   const jobs = await variantJobs('variants', options, 'model');
+  const accuracy = await accuracyCheck(options, typeof bytes === 'string'
+    ? { path: bytes } : { bytes, externalData: options.externalData });
   const files = {};
   const rows = [];
   for (const v of jobs) {
     const { model, externalData, report } = await optimize(bytes, v.options);
     files[v.file] = model;
     Object.assign(files, externalData);
-    rows.push(variantRow(v, report));
+    const row = variantRow(v, report);
+    if (accuracy) row.accuracy = await accuracy.of({ bytes: model, externalData }, v.file);
+    rows.push(row);
   }
   return { files, variants: rows };
 }
@@ -950,17 +998,21 @@ export async function variantsFile(inputPath, outDir, options = {}) {
   const stem = path.basename(String(inputPath)).replace(/\.onnx$/, '');
   const jobs = await variantJobs('variantsFile', options, stem);
   nodeModule('fs').mkdirSync(String(outDir), { recursive: true });
+  const accuracy = await accuracyCheck(options, { path: inputPath });
   const rows = [];
   const outputs = [];
   for (const v of jobs) {
+    const file = path.join(String(outDir), v.file);
     let result;
     try {
-      result = await optimizeFile(inputPath, path.join(String(outDir), v.file), v.options);
+      result = await optimizeFile(inputPath, file, v.options);
     } catch (e) {
       e.message = `variant ${v.dtype}: ${e.message}`;
       throw e;
     }
-    rows.push(variantRow(v, result.report));
+    const row = variantRow(v, result.report);
+    if (accuracy) row.accuracy = await accuracy.of({ path: file }, v.file);
+    rows.push(row);
     outputs.push(...result.outputs);
   }
   return { variants: rows, outputs };

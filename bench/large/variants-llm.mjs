@@ -58,7 +58,8 @@ if (opt.help || positionals.length !== 2) {
 }
 const [decoder, dir] = positionals.map((p) => resolve(p));
 const { variantSchema } = await import('../../js/index.js');
-const { logitsAgreement, promptIds } = await import('../../tests/node/logits.mjs');
+const { logitsTensor, promptIds } = await import('../../tests/node/logits.mjs');
+const { compareTensors } = await import('onnxfold/accuracy');
 const log = (...a) => console.error(...a);
 
 const name = opt.name ?? basename(decoder).replace(/\.onnx$/, '');
@@ -105,8 +106,9 @@ function nodeRun(v, folder) {
 
 function judge(row, logits) {
   if (!reference || !logits) return row;
-  const m = logitsAgreement(reference, logits, vocab);
-  return { ...row, cosine: m.cosine, argmax: m.argmax, rel: m.rel };
+  const dims = [reference.length / vocab, vocab];
+  const m = compareTensors('logits', logitsTensor(reference, dims), logitsTensor(logits, dims));
+  return { ...row, cosine: m.cosine, argmax: m.argmax, rel: m.relRange };
 }
 
 // Reference first: the original in node (also when --no-node: the web rows need it).

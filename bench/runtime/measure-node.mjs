@@ -8,7 +8,7 @@
 // The procedure is timing.mjs's (the page's too). Prints JSON: per variant its samples in ms.
 // Peak memory is measured apart (rss-node.mjs): one process per variant.
 import ort from 'onnxruntime-node';
-import { makeInputs } from '../../web/src/verify-core.js';
+import { makeInputs } from 'onnxfold/accuracy';
 import { SESSION_OPTIONS as SESSION } from './session-options.mjs';
 import { timeModels } from './timing.mjs';
 

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import { makeInputs } from '../../web/src/verify-core.js';
+import { makeInputs } from 'onnxfold/accuracy';
 import { DIMS, SESSION_OPTIONS } from './session-options.mjs';
 
 const args = process.argv.slice(2);

@@ -4,7 +4,7 @@
 //
 //   node bench/runtime/rss-node.mjs MODEL.onnx '{"dims":{...}}'
 import ort from 'onnxruntime-node';
-import { makeInputs } from '../../web/src/verify-core.js';
+import { makeInputs } from 'onnxfold/accuracy';
 import { SESSION_OPTIONS } from './session-options.mjs';
 
 const [path, json = '{}'] = process.argv.slice(2);

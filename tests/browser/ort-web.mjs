@@ -4,7 +4,7 @@
 //   const web = await page.evaluate(runInPage, { ortUrl, models, seed, inputs, packed });
 //
 // `models`: { key: { url, data: [{ name, url }] } } served URLs. Inputs are the page's seeded
-// ones (verify-core's makeInputs, the oracle's) unless `inputs` gives them ({ name: { type, data:
+// ones (onnxfold/accuracy's makeInputs, the oracle's) unless `inputs` gives them ({ name: { type, data:
 // numbers or decimal strings for 64-bit ints, dims } }). Outputs come back as plain numbers
 // (float16 decoded), or with `packed` as base64 of their float32 bytes (fast for large logits;
 // unpack() turns them back into a Float32Array). A model that fails gives { error }.
@@ -31,7 +31,7 @@ export const unpack = (b64) => {
 // Runs in the page (passed to page.evaluate: self-contained).
 export async function runInPage({ ortUrl, models, seed, inputs, packed = false }) {
   const ort = await import(ortUrl);
-  const { makeInputs } = await import('/web/src/verify-core.js');
+  const { makeInputs } = await import('/js/accuracy.js');
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.wasmPaths = ortUrl.slice(0, ortUrl.lastIndexOf('/') + 1);
   ort.env.logLevel = 'error';

@@ -365,8 +365,26 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
     assert.match(await page.locator('#variants-table').textContent(), /fp16\s*model_fp16\.onnx/);
     // Each variant's time, the sum of its report's timing_ms.
-    const times = await page.locator('#variants-table tbody tr td:last-child').allTextContents();
+    const times = await page.locator('#variants-table tbody tr td:nth-child(5)').allTextContents();
     assert.ok(times.length > 0 && times.every((ms) => /^[\d.]+ (ms|s)$/.test(ms)), `variant times: ${times.join(', ')}`);
+    // Check accuracy: each variant against the loaded model in the verify worker (onnxruntime-web).
+    await page.click('#variants-accuracy');
+    await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(document.body.dataset.variantsAccuracy), null, { timeout: 120_000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.variantsAccuracy), 'done',
+      await page.locator('#variants-accuracy-status').textContent());
+    const accuracy = await page.locator('#variants-table tbody tr[data-dtype]').evaluateAll((trs) => trs.map((tr) => ({
+      dtype: tr.dataset.dtype, cosine: Number(tr.dataset.cosine), relRange: Number(tr.dataset.relRange),
+      shown: [...tr.children].slice(-3).map((td) => td.textContent),
+    })));
+    const row = Object.fromEntries(accuracy.map((a) => [a.dtype, a]));
+    t.diagnostic(`accuracy in the page: ${accuracy.map((a) => `${a.dtype} ${a.shown.join(' / ')}`).join(', ')}`);
+    assert.ok(row.fp32.cosine >= 0.999999 && row.fp32.relRange <= 1e-4, `fp32: ${JSON.stringify(row.fp32)}`);
+    assert.match(row.fp32.shown[0], /^(1\.000000|0\.99999\d)$/, 'the fp32 row shows a cosine of ~1');
+    // The lower-precision variants are measured, not copied from fp32: not exact, but close.
+    for (const dtype of ['fp16', 'int8']) {
+      assert.ok(row[dtype].relRange > 0 && row[dtype].cosine >= 0.99 && row[dtype].cosine < 1, `${dtype}: ${JSON.stringify(row[dtype])}`);
+    }
+    await page.locator('#variants-box').screenshot({ path: join(artifacts, 'variants-accuracy.png') });
     const dir = join(artifacts, 'variants');
     await mkdir(dir, { recursive: true });
     const fp32 = await downloadResult(page, 'model.onnx', { selector: '#download-variant-0', dir });

@@ -17,7 +17,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { serveStatic } from '../../web/serve.mjs';
-import { makeInputs as pageInputs } from '../../web/src/verify-core.js';
+import { makeInputs as pageInputs } from 'onnxfold/accuracy';
 import { artifacts, launchChromium, prerequisites, repoRoot, shared, webDir } from './harness.mjs';
 import { havePythonOnnx, python } from '../node/env.mjs';
 

@@ -58,8 +58,8 @@ async function checkModel(t, name, input) {
     kept: first.counters?.['nodes kept in float32'] ?? 0, saturated: first.counters?.['values saturated'] ?? 0,
     note: first.changed ? '' : (first.notes ?? []).join('; ') });
   for (const o of compared) {
-    assert.ok(o.rel <= TOLERANCE, `${name}: output '${o.name}' differs by ${o.maxAbs} over a range of ${o.range} ` +
-      `(${o.rel.toExponential(2)} > ${TOLERANCE})`);
+    assert.ok(o.rel <= TOLERANCE, `${name}: output '${o.name}' differs by ${o.maxAbs}, ` +
+      `${o.rel.toExponential(2)} of its range (> ${TOLERANCE})`);
   }
   t.diagnostic(`${name}: ${before} -> ${after} bytes (${(after / before).toFixed(3)}x), max |diff| / range ${worst.toExponential(2)}`);
 }

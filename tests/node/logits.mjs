@@ -1,11 +1,11 @@
 // A decoder's variants judged on their logits, as people judge a quantized LLM: a seeded prompt of
 // token ids spread over the whole vocabulary (the oracle's ids are 0-9, a handful of embedding rows),
-// and, against the original's logits, the cosine, the share of positions whose top token (argmax
-// over the vocabulary) is the same, and the largest |diff| relative to the original's range.
-// Plain arrays and typed arrays, no runtime: node tests, the Chromium test and
+// and, against the original's logits, compareTensors' (onnxfold/accuracy) cosine, the share of
+// positions whose top token (argmax over the vocabulary) is the same, and the largest |diff|
+// relative to the original's range (relRange). No runtime: node tests, the Chromium test and
 // bench/large/variants-llm.mjs share it.
 import assert from 'node:assert/strict';
-import { mulberry32 } from '../../web/src/verify-core.js';
+import { compareTensors, mulberry32 } from 'onnxfold/accuracy';
 
 /** input_ids [batch, seq] as { type: 'int64', data: BigInt64Array, dims }: seeded, uniform over [0, vocab). */
 export function promptIds({ seed, vocab, seq, batch = 1 }) {
@@ -15,46 +15,8 @@ export function promptIds({ seed, vocab, seq, batch = 1 }) {
   return { type: 'int64', data, dims: [batch, seq] };
 }
 
-/**
- * expected, actual: numeric arrays of one shape whose last axis (`last` long) is the vocabulary.
- * Returns { cosine, argmax (share of rows with the same top index), rel (max |diff| / range of
- * expected), maxAbs, finite (actual has no NaN or infinity) }.
- */
-export function logitsAgreement(expected, actual, last) {
-  if (expected.length !== actual.length || expected.length % last) {
-    throw new Error(`logits: ${actual.length} values against ${expected.length}, rows of ${last}`);
-  }
-  let dot = 0;
-  let nx = 0;
-  let ny = 0;
-  let lo = Infinity;
-  let hi = -Infinity;
-  let maxAbs = 0;
-  let finite = true;
-  for (let i = 0; i < expected.length; i++) {
-    const x = Number(expected[i]);
-    const y = Number(actual[i]);
-    if (!Number.isFinite(y)) finite = false;
-    dot += x * y;
-    nx += x * x;
-    ny += y * y;
-    lo = Math.min(lo, x);
-    hi = Math.max(hi, x);
-    maxAbs = Math.max(maxAbs, Math.abs(x - y));
-  }
-  const rows = expected.length / last;
-  let agree = 0;
-  for (let r = 0; r < rows; r++) {
-    let bx = r * last;
-    let by = r * last;
-    for (let j = r * last + 1; j < (r + 1) * last; j++) {
-      if (expected[j] > expected[bx]) bx = j;
-      if (actual[j] > actual[by]) by = j;
-    }
-    agree += bx === by;
-  }
-  return { cosine: finite ? dot / Math.sqrt(nx * ny || 1) : NaN, argmax: agree / rows, rel: maxAbs / (hi - lo || 1), maxAbs, finite };
-}
+/** Logits as compareTensors takes them: float32 `data` (the vocabulary last) of shape `dims`. */
+export const logitsTensor = (data, dims) => ({ type: 'float32', data, dims });
 
 // The 4-layer, hidden-768 decoder of issue 23 (make_llm.py), with Llama's vocabulary of 32,000:
 // 77.5 M parameters, 310 MB of fp32 weights in external data.
@@ -84,19 +46,19 @@ export const LOGIT_BOUNDS = {
 };
 
 /**
- * The tests' judgement of DECODER_768's variants: `rows` maps each dtype to its
- * logitsAgreement with the original; q4 and q4f16 are those variants' logits (q4f16 must stay
- * within 1e-2 of q4's range). fp16 within 1e-2 of the range, the quantized ones within
+ * The tests' judgement of DECODER_768's variants: `rows` maps each dtype to the compareTensors
+ * of its logits with the original's; q4 and q4f16 are those variants' logits, as tensors (q4f16
+ * must stay within 1e-2 of q4's range). fp16 within 1e-2 of the range, the quantized ones within
  * LOGIT_BOUNDS.
  */
 export function assertVariantLogits(rows, q4, q4f16) {
-  assert.ok(rows.fp16.rel <= 1e-2, `fp16: logits off by ${rows.fp16.rel} of their range`);
-  const half = logitsAgreement(q4, q4f16, DECODER_768.vocab);
-  assert.ok(half.rel <= 1e-2, `q4f16: off by ${half.rel} of q4's range`);
+  assert.ok(rows.fp16.relRange <= 1e-2, `fp16: logits off by ${rows.fp16.relRange} of their range`);
+  const half = compareTensors('logits', q4, q4f16);
+  assert.ok(half.relRange <= 1e-2, `q4f16: off by ${half.relRange} of q4's range`);
   for (const [dtype, { cosine, argmax, rel }] of Object.entries(LOGIT_BOUNDS)) {
     const r = rows[dtype];
     assert.ok(r.cosine >= cosine, `${dtype}: cosine ${r.cosine} < ${cosine}`);
     assert.ok(r.argmax >= argmax, `${dtype}: argmax agreement ${r.argmax} < ${argmax}`);
-    assert.ok(r.rel <= rel, `${dtype}: logits off by ${r.rel} of their range (> ${rel})`);
+    assert.ok(r.relRange <= rel, `${dtype}: logits off by ${r.relRange} of their range (> ${rel})`);
   }
 }

@@ -9,11 +9,13 @@ import {
   passes,
   splitConstants,
   validate,
+  variants,
   type GraphView,
   type OptimizeResult,
   type Report,
   type SplitReport,
 } from '../../js/index.js';
+import { compareTensors, type TensorComparison } from '../../js/accuracy.js';
 
 export async function example(bytes: Uint8Array): Promise<number> {
   const check = await validate(bytes);
@@ -59,6 +61,16 @@ export async function example(bytes: Uint8Array): Promise<number> {
   // @ts-expect-error: spill is a folder handle, not a path
   await optimize(bytes, { spill: '/tmp' });
 
+  // Each variant against the input, with the caller's runtime (any ONNX Runtime module).
+  const ort = { InferenceSession: { create: async () => ({}) }, Tensor: class {} };
+  const made = await variants(bytes, { dtypes: ['fp32', 'q4'], accuracy: { ort, seed: 2, dims: { batch: 1 } } });
+  const acc = made.variants[0].accuracy;
+  const cosine: number = acc && !('error' in acc) ? Math.min(...acc.outputs.map((o) => o.cosine ?? 1)) : 0;
+  // @ts-expect-error: the seed is a number
+  await variants(bytes, { accuracy: { ort, seed: '2' } });
+  const same: TensorComparison = compareTensors('y', { type: 'float32', dims: [1, 2], data: new Float32Array(2) },
+    { type: 'float32', dims: [1, 2], data: new Float32Array(2) });
+
   return changed + names.length + forSplit.length + available.length + (model instanceof Blob ? 1 : 0) +
-    report.after.nodes + biggest + spillBytes;
+    report.after.nodes + biggest + spillBytes + cosine + (same.argmax ?? 0);
 }

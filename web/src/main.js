@@ -333,6 +333,8 @@ function makeVariants() {
     showError(e);
     return;
   }
+  // A check of the variants about to be replaced is stopped.
+  if (document.body.dataset.variantsAccuracy === 'running') verify.cancel();
   $('#variants-result').replaceChildren();
   $('#variants-result').hidden = true;
   const args = { bytes: current.bytes, options, externalData: current.externalData, spill: spillTo('variants') };
@@ -342,19 +344,90 @@ function makeVariants() {
     // The largest heap any variant needed (each is one optimize of the same input).
     document.body.dataset.peakHeap = String(Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)));
     document.body.dataset.spillBytes = String(variants.reduce((a, v) => a + (v.report.host?.spill_bytes ?? 0), 0));
-    const rows = variants.map((v) => el('tr', {},
+    const rows = variants.map((v) => el('tr', { 'data-dtype': v.dtype },
       el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
       el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
-      el('td', { class: 'num', text: fmtMs(v.report.timing_ms.read + v.report.timing_ms.optimize + v.report.timing_ms.write) })));
+      el('td', { class: 'num', text: fmtMs(v.report.timing_ms.read + v.report.timing_ms.optimize + v.report.timing_ms.write) }),
+      ...ACCURACY_COLUMNS.map(() => el('td', { class: 'num', text: '–' }))));
     const list = Object.entries(files);
+    const candidates = variants.map((v) => ({
+      name: v.file,
+      bytes: files[v.file],
+      externalData: Object.fromEntries(list.filter(([name]) => name.startsWith(`${v.file}_data`))),
+    }));
+    const check = el('button', { id: 'variants-accuracy', type: 'button', text: 'Check accuracy' });
+    const status = el('p', { id: 'variants-accuracy-status', role: 'status', class: 'help',
+      text: 'Check accuracy runs the loaded model once, then each variant, on the seeded inputs of Verify ' +
+        '(its seed and dimension sizes) with ONNX Runtime Web, and compares each output with the original\'s.' });
+    check.addEventListener('click', () => checkVariantAccuracy(candidates, rows, check, status));
     box.replaceChildren(
       el('div', { class: 'table-wrap' }, el('table', { id: 'variants-table' },
-        el('thead', {}, el('tr', {}, ...['dtype', 'file', 'size', 'nodes', 'time'].map((h) => el('th', { text: h })))),
+        el('caption', { text: 'Variants; accuracy: the worst output against the loaded model (cosine, max |diff| / its range, top-1 agreement along the last axis)' }),
+        el('thead', {}, el('tr', {}, ...['dtype', 'file', 'size', 'nodes', 'time', ...ACCURACY_COLUMNS].map((h) => el('th', { scope: 'col', text: h })))),
         el('tbody', {}, ...rows))),
+      el('p', { class: 'actions' }, check), status,
       el('p', { class: 'actions' },
         ...list.map(([name, bytes], i) => downloadLink(`download-variant-${i}`, name, bytes, false)),
         ...[saveAllButton(list, 'save-variants')].filter(Boolean)));
   });
+}
+
+const ACCURACY_COLUMNS = ['cosine', 'max |diff| / range', 'argmax'];
+
+// Fills the accuracy columns of the variants table, row by row: the worst output of each (lowest
+// cosine and argmax agreement, largest |diff| / range), all of them in the row's data-accuracy.
+async function checkVariantAccuracy(candidates, rows, button, status) {
+  button.disabled = true;
+  document.body.dataset.variantsAccuracy = 'running';
+  const started = performance.now();
+  const show = (text) => { status.textContent = text; };
+  let errors = 0;
+  try {
+    const done = await verify.checkAccuracy(candidates, {
+      onStage: show,
+      onRow: (i, acc) => {
+        const tr = rows[i];
+        tr.dataset.accuracy = JSON.stringify(acc);
+        const cells = [...tr.children].slice(-ACCURACY_COLUMNS.length);
+        const outputErrors = acc.error ? [] : acc.outputs.filter((o) => o.error).map((o) => `output '${o.name}': ${o.error}`);
+        const bad = acc.error ?? (outputErrors.join('; ') || null);
+        if (bad) {
+          errors++;
+          tr.classList.add('fail');
+          cells[0].textContent = 'error';
+          cells[1].textContent = '';
+          cells[2].textContent = '';
+          cells[0].title = bad;
+          tr.after(el('tr', { class: 'fail accuracy-error' },
+            el('td', { colspan: String(tr.children.length), role: 'alert', text: `${candidates[i].name}: ${bad}` })));
+          return;
+        }
+        const floats = acc.outputs.filter((o) => o.cosine !== undefined);
+        const worst = (key, pick) => (floats.some((o) => o[key] !== undefined)
+          ? pick(...floats.filter((o) => o[key] !== undefined).map((o) => o[key])) : undefined);
+        const cosine = worst('cosine', Math.min);
+        const relRange = worst('relRange', Math.max);
+        const argmax = worst('argmax', Math.min);
+        cells[0].textContent = cosine === undefined ? '–' : cosine.toFixed(6);
+        cells[1].textContent = relRange === undefined ? '–' : relRange.toExponential(2);
+        cells[2].textContent = argmax === undefined ? '–' : argmax.toFixed(3);
+        Object.assign(tr.dataset, { cosine: String(cosine), relRange: String(relRange), argmax: String(argmax) });
+      },
+    });
+    if (!done) {
+      show('Accuracy check cancelled.');
+      document.body.dataset.variantsAccuracy = 'cancelled';
+      return;
+    }
+    show(`Accuracy checked in ${fmtMs(performance.now() - started)}` +
+      (errors ? `; ${errors} of ${candidates.length} could not be run (below each).` : '.'));
+    document.body.dataset.variantsAccuracy = 'done';
+  } catch (e) {
+    show(`Accuracy check failed: ${e.message}`);
+    document.body.dataset.variantsAccuracy = 'error';
+  } finally {
+    button.disabled = false;
+  }
 }
 
 function cancel() {

@@ -5,7 +5,12 @@
 // After the comparison it times both models (timeBoth): session creation and runs, with the
 // runtime's default session options, as an app would load them.
 //
-// Protocol, page -> worker: { id, op: 'verify', args: { original, candidate, seed, dims, rtol, atol, timing } }
+// Protocol, page -> worker: { id, op, args }
+//   op 'verify', args { original, candidate, seed, dims, rtol, atol, timing }
+//   op 'reference', args { original, seed, dims }: runs the original once and keeps its outputs
+//     (the variants' accuracy check); value { inputs }
+//   op 'accuracy', args { candidate }: the candidate on the kept reference's inputs against its
+//     outputs; value onnxfold/accuracy's accuracyOf ({ seed, inputs, outputs }) or { error }
 //   original/candidate: { name, bytes: Blob | Uint8Array, externalData: { location: Blob | Uint8Array } }
 //   timing: optional overrides of verify-timing.js TIMING (the tests use them; the page sends none)
 // worker -> page: { id, type: 'progress', progress: { stage } }
@@ -15,7 +20,7 @@
 //              run: { original, optimized } } (summaries of times in ms, verify-timing.js summarize(); the
 //              run ones with `reps`), or { error } when timing failed, or null when there was nothing to time.
 import * as ort from 'onnxruntime-web/wasm';
-import { compareTensors, makeInputs } from './verify-core.js';
+import { accuracyOf, compareTensors, createSession, makeInputs, readModel, runReference } from 'onnxfold/accuracy';
 import { TIMING, moreLoads, moreRuns, repsFor, summarize } from './verify-timing.js';
 
 // The runtime's .wasm sits next to this bundle (web/build.mjs copies it). Only the .wasm is
@@ -29,26 +34,11 @@ ort.env.logLevel = 'error';
 
 const post = (msg) => self.postMessage(msg);
 
-const bytesOf = async (b) => (b instanceof Blob ? new Uint8Array(await b.arrayBuffer()) : b);
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
 const modelBytes = (m) => sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
 const now = () => performance.now();
 
-// A model's bytes and external data in memory, ready for create().
-async function readModel({ bytes, externalData = {} }) {
-  const external = [];
-  for (const [path, data] of Object.entries(externalData)) external.push({ path, data: await bytesOf(data) });
-  return { bytes: await bytesOf(bytes), external };
-}
-
-function create({ bytes, external }, options) {
-  return ort.InferenceSession.create(bytes, {
-    executionProviders: ['wasm'],
-    logSeverityLevel: 3,
-    ...options,
-    ...(external.length ? { externalData: external } : {}),
-  });
-}
+const create = (model, options) => createSession(ort, model, { executionProviders: ['wasm'], ...options });
 
 // Graph optimizations off, as in the tests' oracle: the comparison is about onnxfold's rewrite,
 // not ORT's.
@@ -239,10 +229,36 @@ async function timeBoth(original, candidate, feeds, stage, budget) {
   }
 }
 
+// The original's outputs for the 'accuracy' op: kept between calls, with no session open.
+let reference = null;
+
+async function keepReference({ original, seed, dims }, stage) {
+  reference = null;
+  stage(`${original.name}: loading and running`);
+  try {
+    reference = await runReference(ort, original, { seed, dims, sessionOptions: { executionProviders: ['wasm'] } });
+  } catch (e) {
+    throw new Error(`${original.name} ${e.message}`);
+  }
+  return { inputs: reference.inputs };
+}
+
+async function accuracy({ candidate }, stage) {
+  if (!reference) throw new Error("verify worker: 'accuracy' before 'reference'");
+  stage(`${candidate.name}: loading and running`);
+  try {
+    return await accuracyOf(ort, reference, candidate, { sessionOptions: { executionProviders: ['wasm'] } });
+  } catch (e) {
+    return { error: `${candidate.name} ${e.message}` };
+  }
+}
+
+const OPS = { verify, reference: keepReference, accuracy };
+
 self.onmessage = async ({ data: { id, op, args } }) => {
   try {
-    if (op !== 'verify') throw new Error(`verify worker: unknown operation '${op}'`);
-    const value = await verify(args, (stage) => post({ id, type: 'progress', progress: { stage } }));
+    if (!Object.hasOwn(OPS, op)) throw new Error(`verify worker: unknown operation '${op}'`);
+    const value = await OPS[op](args, (stage) => post({ id, type: 'progress', progress: { stage } }));
     post({ id, type: 'result', value });
   } catch (e) {
     post({ id, type: 'error', error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });

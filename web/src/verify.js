@@ -7,9 +7,11 @@
 //   verify.setModel(model | null)          // { name, bytes, externalData, summary } once read
 //   verify.setOptimized(result | null)     // { name, bytes, externalData } after a run
 //   verify.fields                          // seed/rtol/atol, for the URL options
+//   verify.checkAccuracy(candidates, { onStage, onRow })  // the Variants panel's accuracy check
+//   verify.cancel()                        // stops what the worker is doing
 
 import { AbortError, WorkerClient } from './worker-client.js';
-import { DEFAULTS, defaultDim, symbolicDims } from './verify-core.js';
+import { DEFAULTS, defaultDim } from 'onnxfold/accuracy';
 import { describeTimings } from './verify-timing.js';
 import { el } from './dom.js';
 
@@ -21,6 +23,26 @@ const $ = (sel) => document.querySelector(sel);
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
 const modelBytes = (m) => sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
 const gib = (n) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+const strip = (m) => ({ name: m.name, bytes: m.bytes, externalData: m.externalData ?? {} });
+
+// The model summary's value types (onnxfold's inspect), for the dims form.
+/** 'float32[batch,3,224,224]' -> { type: 'float32', dims: ['batch', 3, 224, 224] }. */
+export function parseValueType(text) {
+  const m = /^([^[\]]+)(?:\[(.*)\])?$/.exec(text ?? '');
+  if (!m) return { type: text, dims: [] };
+  const dims = m[2] ? m[2].split(',').map((d) => d.trim()).map((d) => (/^\d+$/.test(d) ? Number(d) : d)) : [];
+  return { type: m[1], dims };
+}
+
+/** The symbolic dim names of a model's inputs, in order of first use. */
+export function symbolicDims(inputs) {
+  const names = [];
+  for (const v of inputs) {
+    for (const d of parseValueType(v.type).dims) if (typeof d === 'string' && d && !names.includes(d)) names.push(d);
+  }
+  return names;
+}
+
 
 function fmtDiff(x) {
   if (x === Infinity) return '∞';
@@ -186,7 +208,6 @@ export function setupVerify() {
     ui.section.setAttribute('aria-busy', 'true');
     const started = performance.now();
     ui.status.textContent = 'Loading ONNX Runtime…';
-    const strip = (m) => ({ name: m.name, bytes: m.bytes, externalData: m.externalData ?? {} });
     try {
       const r = await client.call('verify', { original: strip(original), candidate: strip(candidate), ...settings }, {
         onProgress: (p) => { if (mine === token) ui.status.textContent = `${p.stage}…`; },
@@ -227,6 +248,58 @@ export function setupVerify() {
     run({ name: onnx[0].name, bytes: onnx[0], externalData });
   }
 
+  // The Variants panel's accuracy check: the loaded model runs once on Verify's seeded inputs
+  // (its seed and dims), then each candidate ({ name, bytes, externalData }) on the same inputs;
+  // one model at a time in the worker. onRow(i, accuracy) gets onnxfold/accuracy's accuracyOf
+  // result, or { error } naming the model that could not be loaded or run. Resolves false when
+  // cancelled or the model changed.
+  async function checkAccuracy(candidates, { onStage, onRow }) {
+    if (!model?.summary) throw new Error('Load a model first.');
+    if (running) throw new Error('Verify is busy: wait for it, or cancel it.');
+    const { seed, dims } = readSettings();
+    const original = model;
+    const mine = ++token;
+    // Past this the page does not try: one model, its weights and the runtime's copy of them.
+    const tooLarge = (m) => (modelBytes(m) > VERIFY_LIMIT ? `${m.name} is too large to run here: ${gib(modelBytes(m))} ` +
+      `with its weights, over the ${gib(VERIFY_LIMIT)} one model may take in this page (onnxruntime-web runs in ` +
+      '32-bit WebAssembly, whose heap holds at most 4 GiB); use npx onnxfold variants --accuracy in node' : null);
+    running = true;
+    explain();
+    try {
+      let failed = tooLarge(original);
+      if (!failed) {
+        try {
+          await client.call('reference', { original: strip(original), seed, dims }, { onProgress: (p) => onStage(`${p.stage}…`) });
+        } catch (e) {
+          if (e.name === 'AbortError') return false;
+          failed = e.message;
+        }
+      }
+      for (const [i, c] of candidates.entries()) {
+        if (mine !== token) return false;
+        let acc = failed ? { error: failed } : null;
+        const large = tooLarge(c);
+        if (!acc && large) acc = { error: large };
+        if (!acc) {
+          try {
+            acc = await client.call('accuracy', { candidate: strip(c) }, { onProgress: (p) => onStage(`${i + 1} of ${candidates.length}: ${p.stage}…`) });
+          } catch (e) {
+            if (e.name === 'AbortError') return false;
+            acc = { error: `${c.name}: ${e.message}` };
+          }
+        }
+        if (mine !== token) return false;
+        onRow(i, acc);
+      }
+      return true;
+    } finally {
+      if (mine === token) {
+        running = false;
+        explain();
+      }
+    }
+  }
+
   ui.button.addEventListener('click', () => optimized && run(optimized));
   ui.other.addEventListener('change', (ev) => {
     if (ev.target.files.length) pickOther(ev.target.files);
@@ -262,6 +335,10 @@ export function setupVerify() {
       ui.error.hidden = true;
       renderDims(m?.summary ?? null);
       explain();
+    },
+    checkAccuracy,
+    cancel() {
+      if (running) client.cancel();
     },
     setOptimized(result) {
       optimized = result;

@@ -2,7 +2,7 @@
 // wasm provider (one thread: no cross-origin isolation needed, and comparable with node's).
 // Model bytes are fetched once, outside the timings: session creation is what is timed.
 import * as ort from '/node_modules/onnxruntime-web/dist/ort.wasm.min.mjs';
-import { makeInputs } from '/web/src/verify-core.js';
+import { makeInputs } from '/js/accuracy.js';
 import { timeModels } from '/bench/runtime/timing.mjs';
 
 ort.env.wasm.numThreads = 1;

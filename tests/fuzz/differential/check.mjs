@@ -63,7 +63,7 @@ import { basename, join } from 'node:path';
 import ort from 'onnxruntime-node';
 import { OnnxfoldError, optimize, splitConstants } from '../../../js/index.js';
 import { compareTensors, makeInputs, mulberry32 } from '../../node/oracle.mjs';
-import { halfToNumber } from '../../../web/src/verify-core.js';
+import { halfToNumber } from 'onnxfold/accuracy';
 import { float16Reference } from './float16-reference.mjs';
 import { mainGraph, perturbConstants } from './onnx-walk.mjs';
 import { ortMessage, runAll } from './ort-all.mjs';

@@ -29,7 +29,7 @@
 // so outputs use the integer range rather than sit at its ends (check.mjs counts how many
 // output elements are at the clamp). The evaluator only sizes scales: the reference is ONNX
 // Runtime, so an approximation there can only make a model less useful, never a check wrong.
-import { makeTensor } from '../../../web/src/verify-core.js';
+import { makeTensor } from 'onnxfold/accuracy';
 import { mulberry32 } from '../../node/oracle.mjs';
 import { broadcast } from './gen.mjs';
 

@@ -28,7 +28,7 @@
 // an external data file (spec.external, externalOf; campaign.mjs modelFiles writes it).
 
 import { mulberry32 } from '../../node/oracle.mjs';
-import { toHalfBits } from '../../../web/src/verify-core.js';
+import { toHalfBits } from 'onnxfold/accuracy';
 
 export const MIN_OPSET = 7;
 export const MAX_OPSET = 26;
