@@ -524,6 +524,10 @@ export interface OptionSpec {
   help: string;
   /** splitConstants takes it too. */
   splitConstants: boolean;
+  /** The value an option left out has. */
+  default: number | boolean | string | string[] | Record<string, string>;
+  /** An enumeration's values (empty for other options; '' means off where the default is ''). */
+  values: string[];
 }
 
 /** The options optimize takes, from the one table the CLI and the bindings use. */

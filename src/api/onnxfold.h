@@ -77,7 +77,9 @@ struct OptionSpec {
   std::string type;       // "integer", "boolean", "string", "string[]" or "object"
   std::string type_help;  // for errors: "an integer"
   std::string help;
-  bool split_constants = false;  // splitConstants takes it too
+  bool split_constants = false;     // splitConstants takes it too
+  std::vector<std::string> values;  // an enumeration's values ("" aside, where it means off)
+  std::string default_json;         // the default (Options{}'s value) as JSON, set by the table
 };
 const std::vector<OptionSpec>& optionSpecs();
 // Applies a JSON object of options by name ({"sizeBudget": 0, ...}); an unknown name or

@@ -85,3 +85,19 @@ test('optimize and splitConstants reports match their index.d.ts interfaces', as
   assert.equal(coarse.level, 'modules');
   assert.equal(coarse.nodes, undefined);
 });
+
+test("each option's schema default is what leaving it out gives, and an enumeration refuses other values", async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`)) return;
+  const { optimize, optionSchema } = await import('onnxfold');
+  const model = readFileSync(join(repoRoot, 'examples', 'conv1d_m5.onnx'));
+  const bytes = async (options) => Buffer.from((await optimize(model, options)).model);
+  const plain = await bytes({});
+  for (const o of await optionSchema()) {
+    // `passes: []` asks for the default pipeline, as leaving it out does.
+    assert.ok(plain.equals(await bytes({ [o.name]: o.default })), `${o.name}: ${JSON.stringify(o.default)} is not its default`);
+    for (const v of o.values) assert.equal(typeof v, 'string', o.name);
+    if (o.values.length) {
+      await assert.rejects(optimize(model, { [o.name]: 'no-such-value' }), new RegExp(`${o.name}`), o.name);
+    }
+  }
+});

@@ -18,5 +18,7 @@ std::unique_ptr<Pass> createQuantCleanup();        // quant/quant_cleanup.cpp
 // "qdq-clean"; quant/quant_pipeline.cpp); throws Error naming the valid modes
 // for any other.
 std::vector<std::string> quantPipeline(const std::string& mode);
+// The modes quantPipeline takes (Options::quant, --quant).
+const std::vector<std::string>& quantModes();
 
 }  // namespace onnxfold

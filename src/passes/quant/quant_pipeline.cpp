@@ -7,6 +7,11 @@
 
 namespace onnxfold {
 
+const std::vector<std::string>& quantModes() {
+  static const std::vector<std::string> modes = {"qoperator", "integer", "qdq-clean"};
+  return modes;
+}
+
 std::vector<std::string> quantPipeline(const std::string& mode) {
   std::string fuse;
   if (mode == "qoperator")
