@@ -8,6 +8,7 @@
 import { el, humanBytes } from './dom.js';
 import { WorkerClient } from './worker-client.js';
 import { setupUrlOptions } from './url-options.js';
+import { readRenderedOptions, renderOptionFields, renderedUrlFields } from './option-fields.js';
 import { setupVerify } from './verify.js';
 import { setupBudget } from './budget.js';
 import { setupGraphView } from './graph-view.js';
@@ -24,6 +25,7 @@ let tab = null;
 openTab().then((id) => { tab = id; }, () => {});
 const verify = setupVerify();
 let lastRunOptions = null; // what the shown result was optimized with
+let renderedOptions = []; // the "All options" fields, from optionSchema() (option-fields.js)
 const budget = setupBudget({
   client,
   getModel: () => current,
@@ -214,6 +216,7 @@ function readOptions() {
   if (quantize) Object.assign(options, { quantize, quantFormat: $('#quant-format').value });
   whole('#target-opset', 'targetOpset', 'Target opset');
   whole('#external-threshold', 'externalDataThreshold', 'External data threshold (bytes)');
+  readRenderedOptions(renderedOptions, options);
   // Where external weights go when the output has any (the input had some, or the threshold);
   // unused for an all-inline result.
   options.externalDataLocation = `${baseName(current.name)}.opt.onnx.data`;
@@ -283,6 +286,7 @@ function run() {
   verify.setOptimized(null);
   budget.setResult(null);
   lastRunOptions = options;
+  document.body.dataset.runOptions = JSON.stringify(options); // what optimize() got, for the tests
   // The job replaces the files the shown downloads read.
   $('#downloads').replaceChildren();
   const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true,
@@ -712,7 +716,8 @@ function setupDrop() {
   window.addEventListener('drop', (ev) => ev.preventDefault());
 }
 
-// The form's options in the query string (url-options.js), keyed by short names.
+// The form's options in the query string (url-options.js): the hand-tuned ones keyed by short
+// names, the "All options" ones by their option names.
 function urlFields() {
   const f = (key, sel, kind, label) => ({ key, el: $(sel), kind, label });
   return [
@@ -727,6 +732,7 @@ function urlFields() {
     f('qformat', '#quant-format', 'select', 'quantized weight format'),
     f('opset', '#target-opset', 'uint', 'target opset'),
     f('external', '#external-threshold', 'uint', 'external data threshold'),
+    ...renderedUrlFields(renderedOptions),
     ...verify.fields,
   ];
 }
@@ -748,6 +754,7 @@ async function init() {
     $('#version').textContent = `version ${info.version}`;
     renderPasses(info);
     renderVariantChoices(info.variants);
+    renderedOptions = renderOptionFields(info.options, $('#all-options-fields'));
     setupUrlOptions({ fields: urlFields(), notice: $('#url-notice') });
     setStatus(current ? 'Ready.' : 'Choose a model.', 0);
     if (!current) setState('ready');

@@ -4,7 +4,8 @@
 // values are ignored and listed in a notice.
 //
 //   setupUrlOptions({ fields, notice })   fields: [{ key, el, kind, label }]
-//   kind: 'uint' (whole number >= 0, empty allowed), 'number' (>= 0), 'text', 'bool', 'select',
+//   kind: 'uint' (whole number >= 0, empty allowed), 'int' (whole number, empty allowed),
+//         'number' (>= 0), 'text', 'bool', 'select',
 //         'passes' (el is the fieldset of name=pass checkboxes; the value is a comma list)
 
 const BOOL = { 1: true, true: true, yes: true, on: true, 0: false, false: false, no: false, off: false };
@@ -13,6 +14,11 @@ const kinds = {
   uint: {
     get: (el) => el.value.trim(),
     check: (v) => (v === '' || /^\d+$/.test(v) ? null : 'not a whole number'),
+    set: (el, v) => { el.value = v; },
+  },
+  int: {
+    get: (el) => el.value.trim(),
+    check: (v) => (v === '' || /^-?\d+$/.test(v) ? null : 'not a whole number'),
     set: (el, v) => { el.value = v; },
   },
   number: {

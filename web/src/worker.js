@@ -4,7 +4,7 @@
 // call cannot see messages), and the page starts a fresh one.
 //
 // Protocol, page -> worker: { id, op, args }
-//   op: 'info'          -> { version, available, default, variants }
+//   op: 'info'          -> { version, available, default, variants, options (optionSchema()) }
 //       'inspect'       args: { bytes, externalData }            -> summary object
 //       'optimize'      args: { bytes, options, externalData, tree, spill } -> { model, externalData, report, tree }
 //       'moduleTree'    args: { bytes }                          -> tree object
@@ -55,8 +55,9 @@ const transferable = (results) =>
 
 const ops = {
   async info() {
-    const [version, passes, variants] = await Promise.all([onnxfold.version(), onnxfold.passes(), onnxfold.variantSchema()]);
-    return { value: { version, available: passes.available, default: passes.default, variants } };
+    const [version, passes, variants, options] = await Promise.all([onnxfold.version(), onnxfold.passes(),
+      onnxfold.variantSchema(), onnxfold.optionSchema()]);
+    return { value: { version, available: passes.available, default: passes.default, variants, options } };
   },
 
   async inspect({ bytes, externalData }) {
