@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import { assertEquivalent } from '../node/oracle.mjs';
 import { serveStatic } from '../../web/serve.mjs';
 import { artifacts, launchChromium, prerequisites, repoRoot, shared, webDir } from './harness.mjs';
+import { PAGE_DECIDED_OPTIONS } from '../../web/src/option-fields.js';
 
 const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
 const mobilenet = join(shared, 'models', 'mobilenet_v2.op13.nofold.onnx');
@@ -306,6 +307,42 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
       assert.ok(Buffer.from(viaNode.model).equals(await readFile(q)), 'quantized: page output == node package output');
       assert.ok(viaNode.report.passes.some((p) => p.pass === 'quantize-weights' && p.changed), 'weights were quantized');
     }
+  });
+
+  test('every schema option is a control or decided by the page; a rendered one goes from the URL to optimize()', async (t) => {
+    if (!pkg) return t.skip('the onnxfold package is not importable');
+    const schema = await pkg.optionSchema();
+    const page = await openPage(t);
+    const controls = new Set(await page.locator('#options [data-option]').evaluateAll((els) => els.map((e) => e.dataset.option)));
+    for (const o of schema) {
+      const decided = Object.hasOwn(PAGE_DECIDED_OPTIONS, o.name);
+      assert.ok(controls.has(o.name) !== decided, `${o.name}: ${decided ? 'decided by the page but also a control' : 'neither a control nor in PAGE_DECIDED_OPTIONS'}`);
+    }
+    for (const name of Object.keys(PAGE_DECIDED_OPTIONS)) assert.ok(schema.some((o) => o.name === name), `${name} is an option`);
+    // Rendered by type: an integer's default as placeholder, a boolean checked per default.
+    assert.equal(await page.getAttribute('#opt-maxIterations', 'placeholder'), String(schema.find((o) => o.name === 'maxIterations').default));
+    assert.equal(await page.isChecked('#opt-quantSymmetric'), schema.find((o) => o.name === 'quantSymmetric').default);
+
+    // From the URL to the optimize call, and back into the URL as it changes.
+    await page.goto(`${server.url}?maxIterations=3&quantBlockSize=64&quantSymmetric=0`);
+    await waitState(page, ['ready'], 60_000);
+    assert.equal(await page.inputValue('#opt-maxIterations'), '3');
+    await page.click('#sample');
+    assert.equal(await waitState(page, ['ready', 'error']), 'ready');
+    await page.click('#run');
+    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    const sent = JSON.parse(await page.evaluate(() => document.body.dataset.runOptions));
+    assert.equal(sent.maxIterations, 3);
+    assert.equal(sent.quantBlockSize, 64);
+    assert.equal(sent.quantSymmetric, false);
+    assert.ok(!('foldDequantizeWeights' in sent), 'an untouched field leaves the default');
+    await page.click('#all-options summary');
+    await page.fill('#opt-maxIterations', '');
+    await page.fill('#opt-memoryLimit', '1000000000');
+    await page.check('#opt-verify');
+    assert.match(page.url(), /[?&]memoryLimit=1000000000(&|$)/);
+    assert.match(page.url(), /[?&]verify=1(&|$)/);
+    assert.doesNotMatch(page.url(), /maxIterations/);
   });
 
   test('module tree of the optimized model, as the package gives it', async (t) => {
