@@ -32,6 +32,8 @@ export const PAGE_DECIDED_OPTIONS = {
   passes: 'the pass checkboxes',
   // Named after the model (<name>.opt.onnx.data) so the download's data file matches the model.
   externalDataLocation: 'named after the model',
+  // Refers to data files beside the input; the page's result is a download, never beside it.
+  reuseInputData: 'not for downloads',
 };
 
 const isSet = (text) => text.trim() !== '';
