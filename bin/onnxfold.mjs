@@ -4,6 +4,7 @@
 // option table (optionSchema(), api/options.cpp), as the native CLI's do.
 import { parseArgs } from 'node:util';
 import * as onnxfold from '../js/index.js';
+import { worstOutput } from '../js/accuracy.js';
 
 const USAGE = `usage: onnxfold <command> [options]
 
@@ -178,21 +179,7 @@ async function onnxruntimeNode() {
   }
 }
 
-// The output farthest from the original's (lowest cosine, then largest |diff| / range), or the
-// first error: the row's accuracy error, or an output's.
-function worstOutput(acc) {
-  if (acc.error) return { error: acc.error };
-  const bad = acc.outputs.find((o) => o.error);
-  if (bad) return { error: `output '${bad.name}': ${bad.error}` };
-  const floats = acc.outputs.filter((o) => o.cosine !== undefined);
-  if (!floats.length) return { cosine: NaN, relRange: NaN };
-  return {
-    cosine: Math.min(...floats.map((o) => (Number.isNaN(o.cosine) ? -Infinity : o.cosine))),
-    relRange: Math.max(...floats.map((o) => o.relRange)),
-  };
-}
-
-const fmtAcc = (x, digits) => (!Number.isFinite(x) ? String(x) : digits ? x.toFixed(digits) : x.toExponential(2));
+const fmtAcc = (x, digits) => (x === undefined ? '–' : !Number.isFinite(x) ? String(x) : digits ? x.toFixed(digits) : x.toExponential(2));
 
 main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e) => {
   console.error(`onnxfold: error: ${e.message}`);

@@ -94,3 +94,5 @@ export function createSession(ort: unknown, model: Awaited<ReturnType<typeof rea
 export function runReference(ort: unknown, model: ModelSource, options?: { seed?: number; dims?: Record<string, number>; sessionOptions?: object }): Promise<Reference>;
 /** `model` on the reference's inputs against its outputs. Throws saying why it cannot load or run. */
 export function accuracyOf(ort: unknown, reference: Reference, model: ModelSource, options?: { sessionOptions?: object }): Promise<Accuracy>;
+/** The worst output's figures (lowest cosine and argmax, largest relRange), or the error. */
+export function worstOutput(accuracy: Accuracy | { error: string }): { error?: string; cosine?: number; relRange?: number; argmax?: number };

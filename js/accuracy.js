@@ -343,3 +343,19 @@ export async function accuracyOf(ort, reference, model, { sessionOptions } = {})
   });
   return { seed: reference.seed, inputs: reference.inputs, outputs };
 }
+
+/**
+ * A model's accuracy (accuracyOf's result, or { error }) in one line: { error } when the model or
+ * an output could not be compared, else the worst over its float outputs of each figure:
+ * { cosine (lowest), relRange (largest), argmax (lowest) }, each undefined when no output has it.
+ */
+export function worstOutput(acc) {
+  if (acc.error) return { error: acc.error };
+  const bad = acc.outputs.filter((o) => o.error).map((o) => `output '${o.name}': ${o.error}`);
+  if (bad.length) return { error: bad.join('; ') };
+  const worst = (key, pick) => {
+    const values = acc.outputs.filter((o) => o[key] !== undefined).map((o) => o[key]);
+    return values.length ? pick(...values) : undefined;
+  };
+  return { cosine: worst('cosine', Math.min), relRange: worst('relRange', Math.max), argmax: worst('argmax', Math.min) };
+}

@@ -119,7 +119,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   hooks.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
     progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
   };
-  const Pipeline pipeline(options, hooks);
+  Pipeline pipeline(options, hooks);
 
   progress("read", "", 0);
   Buffer::resetPeakMemory();

@@ -9,17 +9,24 @@
 
 namespace onnxfold {
 
+namespace {
+
+PassManagerOptions withSettings(PassManagerOptions hooks, const PipelineOptions& options) {
+  hooks.max_iterations = options.max_iterations;
+  if (options.verify_each) hooks.verify_each = true;
+  return hooks;
+}
+
+}  // namespace
+
 Pipeline::Pipeline(const PipelineOptions& options, PassManagerOptions hooks)
-    : options_(options), hooks_(std::move(hooks)) {
-  hooks_.max_iterations = options.max_iterations;
-  if (options.verify_each) hooks_.verify_each = true;
+    : options_(options), hooks_(withSettings(std::move(hooks), options)), main_(hooks_) {
   if (!options.passes.empty())
-    pipeline_ = options.passes;
+    main_.addByName(options.passes);
   else if (!options.quant.empty())
-    pipeline_ = quantPipeline(options.quant);  // an unknown mode fails here
+    main_.addByName(quantPipeline(options.quant));  // an unknown mode fails here
   else
-    pipeline_ = defaultPipeline();
-  PassManager(hooks_).addByName(pipeline_);
+    main_.addByName(defaultPipeline());
   PassOptions settings;
   static_cast<PassSettings&>(settings) = options_;
   checkExtraOptions(settings);
@@ -42,7 +49,7 @@ PipelineReport Pipeline::stage(std::unique_ptr<Model>& model,
                                const PassOptions& po) const {
   PassManagerOptions stage_hooks = hooks_;
   if (hooks_.on_pass) {
-    const size_t n = pipeline_.size();
+    const size_t n = main_.size();
     stage_hooks.on_pass = [on_pass = hooks_.on_pass, n](const std::string& name, size_t, size_t,
                                                         int iteration) {
       on_pass(name, n, n, iteration);
@@ -53,11 +60,9 @@ PipelineReport Pipeline::stage(std::unique_ptr<Model>& model,
   return pm.run(model, po);
 }
 
-PipelineReport Pipeline::run(std::unique_ptr<Model>& model) const {
+PipelineReport Pipeline::run(std::unique_ptr<Model>& model) {
   const PassOptions po = passOptions(*model);
-  PassManager pm(hooks_);
-  pm.addByName(pipeline_);
-  PipelineReport report = pm.run(model, po);
+  PipelineReport report = main_.run(model, po);
   auto append = [&report](const PipelineReport& r) {
     report.passes.insert(report.passes.end(), r.passes.begin(), r.passes.end());
     report.converged = report.converged && r.converged;

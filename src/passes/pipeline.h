@@ -23,7 +23,7 @@ class Pipeline {
   PassOptions passOptions(const Model& model) const;
 
   // Every pass's records in order; converged is false if any part stopped at its cap.
-  PipelineReport run(std::unique_ptr<Model>& model) const;
+  PipelineReport run(std::unique_ptr<Model>& model);
 
  private:
   PipelineReport stage(std::unique_ptr<Model>& model, const std::vector<std::string>& passes,
@@ -31,7 +31,7 @@ class Pipeline {
 
   PipelineOptions options_;
   PassManagerOptions hooks_;
-  std::vector<std::string> pipeline_;
+  PassManager main_;  // the pipeline's passes, made once
 };
 
 // Why nodes stayed, from each pass's last run (an earlier run's reasons may be gone), in

@@ -10,6 +10,7 @@ import { WorkerClient } from './worker-client.js';
 import { setupUrlOptions } from './url-options.js';
 import { readRenderedOptions, renderOptionFields, renderedUrlFields } from './option-fields.js';
 import { setupVerify } from './verify.js';
+import { worstOutput } from 'onnxfold/accuracy';
 import { setupBudget } from './budget.js';
 import { setupGraphView } from './graph-view.js';
 import { openTab } from './result-store.js';
@@ -393,8 +394,7 @@ async function checkVariantAccuracy(candidates, rows, button, status) {
         const tr = rows[i];
         tr.dataset.accuracy = JSON.stringify(acc);
         const cells = [...tr.children].slice(-ACCURACY_COLUMNS.length);
-        const outputErrors = acc.error ? [] : acc.outputs.filter((o) => o.error).map((o) => `output '${o.name}': ${o.error}`);
-        const bad = acc.error ?? (outputErrors.join('; ') || null);
+        const { error: bad, cosine, relRange, argmax } = worstOutput(acc);
         if (bad) {
           errors++;
           tr.classList.add('fail');
@@ -406,12 +406,6 @@ async function checkVariantAccuracy(candidates, rows, button, status) {
             el('td', { colspan: String(tr.children.length), role: 'alert', text: `${candidates[i].name}: ${bad}` })));
           return;
         }
-        const floats = acc.outputs.filter((o) => o.cosine !== undefined);
-        const worst = (key, pick) => (floats.some((o) => o[key] !== undefined)
-          ? pick(...floats.filter((o) => o[key] !== undefined).map((o) => o[key])) : undefined);
-        const cosine = worst('cosine', Math.min);
-        const relRange = worst('relRange', Math.max);
-        const argmax = worst('argmax', Math.min);
         cells[0].textContent = cosine === undefined ? '–' : cosine.toFixed(6);
         cells[1].textContent = relRange === undefined ? '–' : relRange.toExponential(2);
         cells[2].textContent = argmax === undefined ? '–' : argmax.toFixed(3);
