@@ -230,6 +230,8 @@ export interface Report {
   converged: boolean;
   /** Milliseconds per stage: { read, optimize, write }. */
   timing_ms: { read: number; optimize: number; write: number };
+  /** variants: the part of read + optimize done once for all variants (0 for optimize). */
+  shared_ms: number;
   /** The .onnx file's size. */
   input_bytes: number;
   /** The sizes of the external-data files it refers to. */

@@ -34,6 +34,26 @@ using namespace onnxfold_wasm;
 
 namespace {
 
+// The run's options from JSON, with the host's progress (stage, pass, fraction, variant) and
+// cancel when it has them.
+onnxfold::Options hostOptions(const std::string& options_json, const val& host,
+                              bool& was_cancelled) {
+  onnxfold::Options options;
+  onnxfold::applyOptionsJson(options_json, options);
+  if (host["progress"].typeOf().as<std::string>() == "function") {
+    options.on_progress = [host](const onnxfold::Progress& p) {
+      host.call<void>("progress", p.stage, p.pass, p.fraction, p.variant);
+    };
+  }
+  if (host["cancelled"].typeOf().as<std::string>() == "function") {
+    options.cancelled = [host, &was_cancelled]() {
+      was_cancelled = was_cancelled || host.call<bool>("cancelled");
+      return was_cancelled;
+    };
+  }
+  return options;
+}
+
 // optimize(modelSize, optionsJson, host) -> report JSON string; the model (location "") and
 // its external-data files go out through host.output.
 std::string optimize(double model_size, std::string options_json, val host) {
@@ -41,23 +61,44 @@ std::string optimize(double model_size, std::string options_json, val host) {
   return guarded(
       [&] {
         const onnxfold::ModelInput in = hostModel(host, model_size);
-        onnxfold::Options options;
-        onnxfold::applyOptionsJson(options_json, options);
-        if (host["progress"].typeOf().as<std::string>() == "function") {
-          options.on_progress = [&host](const onnxfold::Progress& p) {
-            host.call<void>("progress", p.stage, p.pass, p.fraction);
-          };
-        }
-        if (host["cancelled"].typeOf().as<std::string>() == "function") {
-          options.cancelled = [&host, &was_cancelled]() {
-            was_cancelled = was_cancelled || host.call<bool>("cancelled");
-            return was_cancelled;
-          };
-        }
+        const onnxfold::Options options = hostOptions(options_json, host, was_cancelled);
         HostSink out(host, "");
         const onnxfold::Report report = onnxfold::optimize(in, out, options, hostIO(host));
         out.flush();
         return report.toJson(-1);
+      },
+      [&was_cancelled] { return was_cancelled; });
+}
+
+// variants(modelSize, planJson, optionsJson, host) -> JSON [report, ...] in plan order: every
+// variant of planJson ([{dtype, file, options}], variantPlan's) from one read
+// (optimizeVariants); each model goes out through host.output under its file name, its
+// external-data files under theirs.
+std::string variants(double model_size, std::string plan_json, std::string options_json, val host) {
+  bool was_cancelled = false;
+  return guarded(
+      [&] {
+        std::vector<onnxfold::VariantFile> plan;
+        for (const nlohmann::json& v : nlohmann::json::parse(plan_json)) {
+          plan.push_back({v.at("dtype").get<std::string>(), v.at("file").get<std::string>(),
+                          v.at("options").dump()});
+        }
+        const onnxfold::Options options = hostOptions(options_json, host, was_cancelled);
+        // One model file at a time: the one before is finished when the next begins.
+        std::unique_ptr<HostSink> model;
+        const std::vector<onnxfold::Report> reports = onnxfold::optimizeVariants(
+            hostModel(host, model_size), plan,
+            [&](const onnxfold::VariantFile& v) -> onnxfold::Sink& {
+              if (model) model->flush();
+              model = std::make_unique<HostSink>(host, v.file);
+              return *model;
+            },
+            options, hostIO(host));
+        if (model) model->flush();
+        nlohmann::json out = nlohmann::json::array();
+        for (const onnxfold::Report& r : reports)
+          out.push_back(nlohmann::json::parse(r.toJson(-1)));
+        return out.dump();
       },
       [&was_cancelled] { return was_cancelled; });
 }
@@ -126,6 +167,7 @@ std::string passes() {
 
 EMSCRIPTEN_BINDINGS(onnxfold) {
   emscripten::function("optimize", &optimize);
+  emscripten::function("variants", &variants);
   emscripten::function("inspect", &inspect);
   emscripten::function("inspectText", &inspectText);
   emscripten::function("validate", &validate);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <list>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -457,6 +458,26 @@ Report optimizeFile(const std::string& in, const std::string& out, Options optio
   }
   plan.commit();  // data first, so the model never points at missing data
   return r;
+}
+
+std::vector<Report> variantsFile(const std::string& in, const std::string& dir,
+                                 const std::vector<VariantFile>& plan, const Options& options) {
+  if (options.reuse_input_data && realPath(dirOf(in)) != realPath(dir)) {
+    throw Error("reuse-input-data: the variants must be in the input's folder ('" + dirOf(in) +
+                "'), where its data files are");
+  }
+  WritePlan files;
+  files.addInput(in, "input model");
+  // Every model file first: a name that is the input's, or repeated, fails before any work.
+  std::map<std::string, AtomicFile*> models;
+  for (const VariantFile& v : plan)
+    models[v.file] = &files.addOutput(dir + "/" + v.file, "variant " + v.dtype + " output");
+  const ModelInput input(std::shared_ptr<const Source>(std::make_shared<FileSource>(in)));
+  std::vector<Report> reports = optimizeVariants(
+      input, plan, [&models](const VariantFile& v) -> Sink& { return *models.at(v.file); }, options,
+      fileExternalIO(in, dir + "/", &files));
+  files.commit();  // data first, so no model points at missing data
+  return reports;
 }
 
 SplitReport splitConstantsFile(const std::string& in, const std::string& prep,

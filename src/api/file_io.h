@@ -73,6 +73,11 @@ class WritePlan {
 Report optimizeFile(const std::string& in, const std::string& out, Options options,
                     const std::string& report_path = "");
 
+// The variants of `in` (variantPlan) written into the existing folder `dir` from one read
+// (optimizeVariants), as one WritePlan: every file, or none if any variant fails.
+std::vector<Report> variantsFile(const std::string& in, const std::string& dir,
+                                 const std::vector<VariantFile>& plan, const Options& options);
+
 ModelSummary inspectFile(const std::string& path);
 // validate() on a file (its external data read from its folder, range by range).
 void validateFile(const std::string& path);

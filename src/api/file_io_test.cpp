@@ -206,6 +206,26 @@ TEST_F(FileIO, ASuccessfulRunCommitsEverythingAndNoTemporaries) {
   EXPECT_NO_THROW(validateFile(path("o.onnx")));
 }
 
+// variantsFile: one read for all, and all files or none. A variant named like the input, or
+// one that fails after others were made, leaves the folder as it was.
+TEST_F(FileIO, VariantsAreWrittenAllOrNone) {
+  expectRefused([&] { variantsFile(path("m.onnx"), dir_, variantPlan("m", {"fp32"}), {}); },
+                "'" + path("m.onnx") + "'");
+  std::vector<VariantFile> plan = variantPlan("v", {"fp32", "fp16"});
+  plan.push_back({"bad", "v_bad.onnx", R"({"quantize": "int4", "quantFormat": "qdq"})"});
+  expectRefused([&] { variantsFile(path("m.onnx"), dir_, plan, allExternal()); }, "opset 21");
+  plan.pop_back();
+  const std::vector<Report> reports = variantsFile(path("m.onnx"), dir_, plan, allExternal());
+  ASSERT_EQ(reports.size(), 2u);
+  std::vector<std::string> names;
+  for (const auto& kv : snapshot())
+    names.push_back(kv.first);
+  // fp16's weights are 32 bytes each: inline (writer.h kInlineBytes).
+  EXPECT_EQ(names, (std::vector<std::string>{"/m.onnx", "/m.onnx.data", "/v.onnx", "/v.onnx_data",
+                                             "/v_fp16.onnx"}));
+  EXPECT_NO_THROW(validateFile(path("v_fp16.onnx")));
+}
+
 // Lowers the soft limit on open files for one test (not in wasm, where node owns the files).
 class OpenFileLimit {
  public:

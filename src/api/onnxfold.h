@@ -27,6 +27,7 @@ struct Progress {
   std::string stage;    // "read", "optimize", "write"
   std::string pass;     // the pass about to run (stage "optimize")
   double fraction = 0;  // 0..1 over the whole job
+  std::string variant;  // optimizeVariants: the dtype being made ("" while shared work runs)
 };
 
 // Pass settings and the pipeline's choices come from PipelineOptions (passes/pipeline_options.h,
@@ -111,6 +112,9 @@ std::vector<VariantFile> variantPlan(const std::string& name,
                                      const std::vector<std::string>& dtypes);
 // The same as JSON: [{dtype, file, options, help}, ...].
 std::string variantPlanJson(const std::string& name, const std::vector<std::string>& dtypes);
+// An Error unless `v` sets only options of the stages after the pipeline (float16,
+// quantization) and of the write, which is what lets variants share one read and pipeline.
+void checkSharedVariantOptions(const VariantFile& v);
 
 // How the host reads and writes external-data files (files natively, buffers in JS).
 struct ExternalDataIO {
@@ -181,6 +185,9 @@ struct Report {
   struct TimingMs {
     double read = 0, optimize = 0, write = 0;
   } timing_ms;
+  // optimizeVariants: the part of read + optimize done once for all variants (and counted in
+  // each one's timing); 0 for optimize.
+  double shared_ms = 0;
   uint64_t input_bytes = 0;           // the .onnx file
   uint64_t input_external_bytes = 0;  // the external-data files it refers to
   uint64_t output_bytes = 0;
@@ -221,6 +228,15 @@ std::string modelText(const ModelInput& model, const ExternalDataIO& io = {});
 // Reads `model`, runs the pipeline, writes the result to `out`.
 Report optimize(const ModelInput& model, Sink& out, const Options& options = {},
                 const ExternalDataIO& io = {});
+
+// Every variant of `plan` (variantPlan) from one read and one run of the float32 pipeline:
+// each variant is a copy of its result (tensor bytes shared) through its own stages, written to
+// model_sink(variant) with its external-data files through io.create. `options` are the
+// caller's; each variant's own go over them. One report per variant, in plan order, each what
+// optimize with the variant's options gives, with identical bytes (but for shared_ms).
+std::vector<Report> optimizeVariants(const ModelInput& model, const std::vector<VariantFile>& plan,
+                                     const std::function<Sink&(const VariantFile&)>& model_sink,
+                                     const Options& options = {}, const ExternalDataIO& io = {});
 
 // Registered pass names and the default pipeline.
 std::vector<std::string> availablePasses();

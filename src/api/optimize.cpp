@@ -105,27 +105,15 @@ std::vector<std::string> defaultPasses() {
   return defaultPipeline();
 }
 
-Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
-                const ExternalDataIO& io) {
-  Report report;
+namespace {
+
+using ProgressFn = std::function<void(const char* stage, const std::string& pass, double f)>;
+
+// The read: parse, validate, raise the opset; the report's input side.
+std::unique_ptr<Model> readModel(const ModelInput& bytes, const Options& options,
+                                 const ExternalDataIO& io, Report& report) {
   report.input_bytes = bytes.size();
-  auto progress = [&](const char* stage, const std::string& pass, double f) {
-    if (options.on_progress) options.on_progress({stage, pass, f});
-  };
-
-  // Resolve the pipeline first: an unknown pass name or setting fails before any work.
-  PassManagerOptions hooks;
-  hooks.cancelled = options.cancelled;
-  hooks.on_pass = [&](const std::string& name, size_t i, size_t n, int) {
-    progress("optimize", name, 0.1 + 0.8 * static_cast<double>(i) / static_cast<double>(n ? n : 1));
-  };
-  Pipeline pipeline(options, hooks);
-
-  progress("read", "", 0);
-  Buffer::resetPeakMemory();
-  const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
-  const EvalBudget::Scope budget;
-  auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = std::chrono::steady_clock::now();
   ReadOptions ro;
   if (io.open) {
     // Each external-data file once, for the report's input size.
@@ -144,14 +132,13 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   if (options.target_opset > 0) upgradeOpset(model, options.target_opset);
   report.timing_ms.read = msSince(t0);
   report.before = summarize(*model);
-  {
-    const ModuleTree tree(*model->graph);
-    if (!tree.root().children.empty()) report.modules_json = tree.toJson(-1, 3);
-  }
+  const ModuleTree tree(*model->graph);
+  if (!tree.root().children.empty()) report.modules_json = tree.toJson(-1, 3);
+  return model;
+}
 
-  t0 = std::chrono::steady_clock::now();
-  const PipelineReport pr = pipeline.run(model);
-  report.timing_ms.optimize = msSince(t0);
+// The pipeline's records as the report gives them.
+void recordPasses(const PipelineReport& pr, Report& report) {
   report.iterations = pr.iterations;
   report.converged = pr.converged;
   for (const PassRecord& r : pr.passes) {
@@ -178,10 +165,16 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     report.warnings.push_back("the pipeline still changed the model after " +
                               std::to_string(pr.iterations) + " iterations");
   }
-  report.after = summarize(*model);
+}
 
-  progress("write", "", 0.9);
-  t0 = std::chrono::steady_clock::now();
+// The write, with its external-data files; the report's output side. `progress` sees the
+// fraction of the write.
+void writeOutput(Model& model, Sink& out, const Options& options, const ExternalDataIO& io,
+                 const PipelineReport& pr, Report& report,
+                 const std::function<void(double)>& progress) {
+  report.after = summarize(model);
+  progress(0);
+  const auto t0 = std::chrono::steady_clock::now();
   WriteOptions wo;
   wo.external_threshold = options.external_data_threshold;
   wo.external_location = options.external_data_location;
@@ -189,10 +182,9 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   wo.external_file_limit = options.external_data_file_limit;
   wo.external_chunk_separator = options.external_data_chunk_separator;
   wo.reuse_input_data = options.reuse_input_data;
-  chooseExternalData(*model, wo);
+  chooseExternalData(model, wo);
   wo.on_progress = [&](uint64_t written, uint64_t total) {
-    progress("write", "",
-             0.9 + 0.1 * static_cast<double>(written) / static_cast<double>(total ? total : 1));
+    progress(static_cast<double>(written) / static_cast<double>(total ? total : 1));
   };
   const double read_before_write = Buffer::memoryStats().read_ms;
   SinkCounters sinks;
@@ -203,7 +195,7 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
     };
   }
   TimedSink timed(out, sinks);
-  WriteStats ws = writeModel(*model, timed, wo);
+  WriteStats ws = writeModel(model, timed, wo);
   for (size_t i = 0; i < pr.passes.size() && i < report.passes.size(); ++i) {
     for (const auto& late : pr.passes[i].notes_after_write) {
       std::string line = late();
@@ -226,8 +218,105 @@ Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
   report.source_bytes_read = mem.read;
   report.source_read_ms = mem.read_ms;
   report.peak_heap_bytes = sizeof(void*) == 4 ? Buffer::heapBytes() : 0;
-  progress("write", "", 1.0);
+  progress(1);
+}
+
+// Progress and cancellation for a pipeline whose passes are a share [from, from + span) of
+// the job.
+PassManagerOptions pipelineHooks(const Options& options, const ProgressFn& progress, double from,
+                                 double span) {
+  PassManagerOptions hooks;
+  hooks.cancelled = options.cancelled;
+  hooks.on_pass = [progress, from, span](const std::string& name, size_t i, size_t n, int) {
+    progress("optimize", name,
+             from + span * static_cast<double>(i) / static_cast<double>(n ? n : 1));
+  };
+  return hooks;
+}
+
+}  // namespace
+
+Report optimize(const ModelInput& bytes, Sink& out, const Options& options,
+                const ExternalDataIO& io) {
+  Report report;
+  const ProgressFn progress = [&](const char* stage, const std::string& pass, double f) {
+    if (options.on_progress) options.on_progress({stage, pass, f, ""});
+  };
+
+  // Resolve the pipeline first: an unknown pass name or setting fails before any work.
+  Pipeline pipeline(options, pipelineHooks(options, progress, 0.1, 0.8));
+
+  progress("read", "", 0);
+  Buffer::resetPeakMemory();
+  const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
+  const EvalBudget::Scope budget;
+  std::unique_ptr<Model> model = readModel(bytes, options, io, report);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const PipelineReport pr = pipeline.run(model);
+  report.timing_ms.optimize = msSince(t0);
+  recordPasses(pr, report);
+
+  writeOutput(*model, out, options, io, pr, report,
+              [&](double f) { progress("write", "", 0.9 + 0.1 * f); });
   return report;
+}
+
+std::vector<Report> optimizeVariants(const ModelInput& bytes, const std::vector<VariantFile>& plan,
+                                     const std::function<Sink&(const VariantFile&)>& model_sink,
+                                     const Options& options, const ExternalDataIO& io) {
+  // Each variant's options; only the stages' and the write's may differ from the shared ones.
+  std::vector<Options> each;
+  for (const VariantFile& v : plan) {
+    checkSharedVariantOptions(v);
+    Options o = options;
+    applyOptionsJson(v.options, o);
+    each.push_back(std::move(o));
+  }
+  // The shared part: one read, one float32 pipeline (no stage of its own). Half the job's
+  // progress, the variants the other half.
+  const double shared_span = plan.empty() ? 1 : 0.5;
+  const double variant_span = plan.empty() ? 0 : 0.5 / static_cast<double>(plan.size());
+  std::string current;  // the variant being made, for progress
+  const ProgressFn progress = [&](const char* stage, const std::string& pass, double f) {
+    if (options.on_progress) options.on_progress({stage, pass, f, current});
+  };
+  Options shared = options;
+  shared.float16 = false;
+  shared.weight_quant.mode.clear();
+  Pipeline pipeline(shared, pipelineHooks(options, progress, 0.1 * shared_span, 0.9 * shared_span));
+
+  progress("read", "", 0);
+  Buffer::resetPeakMemory();
+  const Buffer::ScopedMemoryLimit memory_limit(options.memory_limit);
+  const EvalBudget::Scope budget;
+  Report base;
+  std::unique_ptr<Model> model = readModel(bytes, shared, io, base);
+  auto t0 = std::chrono::steady_clock::now();
+  const PipelineReport main = pipeline.runMain(model);
+  base.timing_ms.optimize = msSince(t0);
+  base.shared_ms = base.timing_ms.read + base.timing_ms.optimize;
+
+  std::vector<Report> reports;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const double from = shared_span + variant_span * static_cast<double>(i);
+    current = plan[i].dtype;
+    Buffer::resetPeakMemory();
+    Report report = base;
+    std::unique_ptr<Model> copy = model->clone();
+    t0 = std::chrono::steady_clock::now();
+    progress("optimize", "", from);
+    const PipelineReport stages = pipeline.runStages(copy, each[i]);
+    report.timing_ms.optimize += msSince(t0);
+    PipelineReport pr = main;
+    pr.passes.insert(pr.passes.end(), stages.passes.begin(), stages.passes.end());
+    pr.converged = main.converged && stages.converged;
+    recordPasses(pr, report);
+    writeOutput(*copy, model_sink(plan[i]), each[i], io, pr, report,
+                [&](double f) { progress("write", "", from + variant_span * (0.5 + 0.5 * f)); });
+    reports.push_back(std::move(report));
+  }
+  return reports;
 }
 
 }  // namespace onnxfold

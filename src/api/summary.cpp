@@ -122,6 +122,7 @@ std::string Report::toJson(int indent) const {
   j["converged"] = converged;
   j["timing_ms"] = {
       {"read", timing_ms.read}, {"optimize", timing_ms.optimize}, {"write", timing_ms.write}};
+  j["shared_ms"] = shared_ms;
   j["input_bytes"] = input_bytes;
   j["input_external_bytes"] = input_external_bytes;
   j["output_bytes"] = output_bytes;

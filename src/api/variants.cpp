@@ -1,6 +1,7 @@
 // The model variants transformers.js loads, defined once: each dtype's file name and the
 // options that make it. The CLI's `variants`, the npm package's variants() and the page all
-// run optimize once per entry of variantPlan.
+// make them with optimizeVariants (api/optimize.cpp): one read and pipeline, a copy per entry
+// of variantPlan for its stages and write.
 #include <nlohmann/json.hpp>
 
 #include "api/onnxfold.h"
@@ -15,6 +16,21 @@ using Json = nlohmann::json;
 // transformers.js picks `onnx/<name><suffix>.onnx` by dtype, and reads external data as
 // `<file>_data`, `<file>_data_1`, ... (each file under 2 GB, what ORT-web can take).
 constexpr uint64_t kVariantDataFileLimit = 2'000'000'000;
+
+// What a variant may set: the stages after the pipeline and the write. Anything else would
+// change the shared read or pipeline.
+constexpr const char* kPerVariantOptions[] = {"float16",
+                                              "quantize",
+                                              "quantFormat",
+                                              "quantBlockSize",
+                                              "quantSymmetric",
+                                              "quantOps",
+                                              "quantExclude",
+                                              "quantAccuracyLevel",
+                                              "externalDataThreshold",
+                                              "externalDataLocation",
+                                              "externalDataFileLimit",
+                                              "externalDataChunkSeparator"};
 
 }  // namespace
 
@@ -75,6 +91,19 @@ std::vector<VariantFile> variantPlan(const std::string& name,
     plan.push_back(std::move(f));
   }
   return plan;
+}
+
+void checkSharedVariantOptions(const VariantFile& v) {
+  const Json options = Json::parse(v.options);
+  for (const auto& [key, value] : options.items()) {
+    bool ok = false;
+    for (const char* name : kPerVariantOptions)
+      ok = ok || key == name;
+    if (!ok) {
+      throw Error("variants: the variant '" + v.dtype + "' sets '" + key +
+                  "', which would change the read or pipeline all variants share");
+    }
+  }
 }
 
 std::string variantPlanJson(const std::string& name, const std::vector<std::string>& dtypes) {

@@ -125,7 +125,7 @@ void addOptionFlags(CLI::App* cmd, std::map<std::string, std::vector<std::string
   }
 }
 
-// `variants`: one optimizeFile per variant (each written atomically on its own), then a
+// `variants`: every variant from one read and pipeline (variantsFile: all files or none), then a
 // table of what each came to.
 int runVariants(const std::string& in, const std::string& dir, std::string name,
                 const std::vector<std::string>& dtypes,
@@ -142,30 +142,27 @@ int runVariants(const std::string& in, const std::string& dir, std::string name,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw onnxfold::Error("variants: cannot make the folder '" + dir + "': " + ec.message());
+  const std::vector<onnxfold::Report> made = onnxfold::variantsFile(in, dir, plan, base);
   nlohmann::json reports = nlohmann::json::object();
   int width = 4;
   for (const onnxfold::VariantFile& v : plan)
     width = std::max(width, static_cast<int>(v.file.size()));
-  if (!json)
+  if (!json && !made.empty()) {
+    std::printf("read and optimized once for all: %.0f ms\n", made[0].shared_ms);
     std::printf("%-6s %-*s %12s %8s %9s\n", "dtype", width, "file", "bytes", "nodes", "ms");
-  for (const onnxfold::VariantFile& v : plan) {
-    onnxfold::Options o = base;
-    onnxfold::applyOptionsJson(v.options, o);
-    const std::string out = (fs::path(dir) / v.file).string();
-    onnxfold::Report r;
-    try {
-      r = onnxfold::optimizeFile(in, out, o);
-    } catch (const std::exception& e) {
-      throw onnxfold::Error("variant " + v.dtype + " (" + out + "): " + e.what());
-    }
+  }
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const onnxfold::VariantFile& v = plan[i];
+    const onnxfold::Report& r = made[i];
     for (const std::string& w : r.warnings)
       std::cerr << "onnxfold: warning: " << v.dtype << ": " << w << "\n";
     if (json) {
       reports[v.dtype] = nlohmann::json::parse(r.toJson(-1));
     } else {
+      // Its own time: its stages and its write.
       std::printf("%-6s %-*s %12llu %8zu %9.0f\n", v.dtype.c_str(), width, v.file.c_str(),
                   static_cast<unsigned long long>(r.output_bytes + r.external_bytes), r.after.nodes,
-                  r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write);
+                  r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write - r.shared_ms);
     }
   }
   if (json) std::cout << reports.dump(2) << "\n";

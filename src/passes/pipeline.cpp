@@ -61,20 +61,36 @@ PipelineReport Pipeline::stage(std::unique_ptr<Model>& model,
 }
 
 PipelineReport Pipeline::run(std::unique_ptr<Model>& model) {
-  const PassOptions po = passOptions(*model);
-  PipelineReport report = main_.run(model, po);
+  PipelineReport report = runMain(model);
+  const PipelineReport stages = runStages(model, options_);
+  report.passes.insert(report.passes.end(), stages.passes.begin(), stages.passes.end());
+  report.converged = report.converged && stages.converged;
+  return report;
+}
+
+PipelineReport Pipeline::runMain(std::unique_ptr<Model>& model) {
+  settings_ = passOptions(*model);
+  return main_.run(model, *settings_);
+}
+
+PipelineReport Pipeline::runStages(std::unique_ptr<Model>& model,
+                                   const PipelineOptions& variant) const {
+  if (!settings_) throw Error("internal: Pipeline::runStages before runMain");
+  PassOptions po = *settings_;
+  po.weight_quant = variant.weight_quant;
+  PipelineReport report;
   auto append = [&report](const PipelineReport& r) {
     report.passes.insert(report.passes.end(), r.passes.begin(), r.passes.end());
     report.converged = report.converged && r.converged;
   };
-  if (!options_.weight_quant.mode.empty()) {
+  if (!variant.weight_quant.mode.empty()) {
     const PipelineReport r = stage(model, {"quantize-weights", "dce"}, po);
     for (const PassRecord& p : r.passes) {
       if (!p.error.empty()) throw Error("quantize: " + p.error);  // never silently float
     }
     append(r);
   }
-  if (options_.float16) append(stage(model, {"convert-float16"}, po));
+  if (variant.float16) append(stage(model, {"convert-float16"}, po));
   return report;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "passes/pass_manager.h"
@@ -23,7 +24,14 @@ class Pipeline {
   PassOptions passOptions(const Model& model) const;
 
   // Every pass's records in order; converged is false if any part stopped at its cap.
+  // run() is runMain() then runStages() with this pipeline's own options.
   PipelineReport run(std::unique_ptr<Model>& model);
+
+  // The two parts of run(), for variants that share one float32 result: the pipeline, then
+  // on (a copy of) its result the stages `variant` asks for (its weight_quant and float16;
+  // its other settings must be this pipeline's). Stages need runMain() to have run.
+  PipelineReport runMain(std::unique_ptr<Model>& model);
+  PipelineReport runStages(std::unique_ptr<Model>& model, const PipelineOptions& variant) const;
 
  private:
   PipelineReport stage(std::unique_ptr<Model>& model, const std::vector<std::string>& passes,
@@ -32,6 +40,8 @@ class Pipeline {
   PipelineOptions options_;
   PassManagerOptions hooks_;
   PassManager main_;  // the pipeline's passes, made once
+  // The passes' settings for the input model (its growth budget), set by runMain().
+  std::optional<PassOptions> settings_;
 };
 
 // Why nodes stayed, from each pass's last run (an earlier run's reasons may be gone), in
