@@ -81,8 +81,8 @@ std::vector<float> ramp(size_t n, float step = 0.37F, float offset = 0.25F);
 size_t countOps(const Graph& g, const std::string& op);
 // Evaluates `model` on `inputs` (graph input name -> data) by binding them as initializers
 // and folding everything (DequantizeLinear of weights included, no size budget); returns the
-// graph outputs, which must be float32, as float vectors (a test failure when one does not
-// fold).
+// graph outputs, which must be float32 or float16, as float vectors (a test failure when one does
+// not fold).
 std::vector<std::vector<float>> evaluateByFolding(const Model& model,
                                                   const std::map<std::string, Tensor>& inputs);
 

@@ -28,6 +28,14 @@ double roundTo(DataType t, double v) {
   return v;
 }
 
+// Rounds to the element type itself (a float16 value to float16), as the function body's
+// Cast back to X's type and its Mul / Add in that type do.
+double roundToElement(DataType t, double v) {
+  if (t == DataType::kFloat16) return halfToFloat(floatToHalf(static_cast<float>(v)));
+  if (t == DataType::kBfloat16) return bfloat16ToFloat(floatToBfloat16(static_cast<float>(v)));
+  return roundTo(t, v);
+}
+
 void inferSameAsInput(InferContext& ctx) {
   requireFloatInput(ctx, 0);
   setSameShape(ctx, 0, ctx.inputDtype(0), 0);
@@ -279,9 +287,13 @@ void computeLayerNormLike(ComputeContext& ctx) {
     const double inv = roundTo(stash, 1.0 / std::sqrt(s2 / static_cast<double>(inner) + eps));
     means[o] = m;
     invs[o] = inv;
+    // Stage one in the stash type, cast back to X's type; then the scale and bias in X's type
+    // (the spec's function body), so the fused op is the decomposed float16 export's function.
+    const DataType xt = X.dtype();
     for (int64_t i = 0; i < inner; ++i) {
-      double v = (x[base + i] - m) * inv * scale[base + i];
-      if (!bias.empty()) v += bias[base + i];
+      const double n = roundToElement(xt, roundTo(stash, (x[base + i] - m) * inv));
+      double v = roundToElement(xt, n * scale[base + i]);
+      if (!bias.empty()) v = roundToElement(xt, v + bias[base + i]);
       y[base + i] = v;
     }
   }

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "ir/error.h"
 #include "ir/verifier.h"
+#include "kernels/common.h"
 #include "passes/registry.h"
 #include "passes/upgrade_opset.h"
 #include "test_util.h"
@@ -261,6 +263,84 @@ TEST(FuseGelu, ConditionsStopIt) {
     EXPECT_EQ(countOps(*m->graph, "Gelu"), 0u) << why;
     EXPECT_EQ(countOps(*m->graph, "Erf"), 1u) << why;
   }
+}
+// ------------------------------------------------------------------ float16 exports
+
+Tensor halfTensor(std::vector<int64_t> dims, const std::vector<float>& values, std::string name) {
+  Tensor t(DataType::kFloat16, std::move(dims));
+  t.name = std::move(name);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = kernels::floatToHalf(values[i]);
+    std::memcpy(t.mutableBytes() + 2 * i, &h, 2);
+  }
+  return t;
+}
+
+// A float16 export's normalization: x16 -> Cast(float) -> the float32 core -> Cast(float16) ->
+// scale (and bias) in float16. `back`: the type the core is cast back to.
+std::unique_ptr<Model> castNormModel(bool layer, DataType back = DataType::kFloat16,
+                                     bool x32_output = false) {
+  ModelBuilder b(23);
+  Value* x16 = b.input("x", DataType::kFloat16, {2, 3, 4});
+  Value* x = b.op("Cast", {x16}, attrs(Attribute::makeInt("to", 1)));
+  auto mean = [&](Value* v) {
+    return b.op("ReduceMean", {v, b.initializer(int64Tensor({1}, {-1}, "axes" + v->name()))});
+  };
+  Value* d = layer ? b.op("Sub", {x, mean(x)}) : x;
+  Value* sq = b.op("Pow", {d, b.initializer(floatTensor({}, {2}, "two"))});
+  Value* sd =
+      b.op("Sqrt", {b.op("Add", {mean(sq), b.initializer(floatTensor({}, {1e-5f}, "eps"))})});
+  Value* n = b.op("Cast", {b.op("Div", {d, sd})},
+                  attrs(Attribute::makeInt("to", static_cast<int64_t>(back))));
+  Value* y = b.op("Mul", {b.initializer(halfTensor({4}, {1.1f, 0.9f, 1, -1.25f}, "w")), n});
+  if (layer) y = b.op("Add", {y, b.initializer(halfTensor({4}, {0.1f, 0, -0.2f, 0.3f}, "bias"))});
+  y->setName("y");
+  b.output(y);
+  if (x32_output) b.output(b.op("Relu", {x}));
+  return b.build();
+}
+
+Tensor halfInput() {
+  std::vector<float> v = ramp(24, 0.41f);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = v[i] * (i % 3 == 0 ? 7.0f : -3.0f);
+  return halfTensor({2, 3, 4}, v, "x");
+}
+
+TEST(FuseNormalizations, Float16ExportsCastsAroundAFloat32CoreFuse) {
+  for (bool layer : {false, true}) {
+    const char* op = layer ? "LayerNormalization" : "RMSNormalization";
+    auto m = castNormModel(layer);
+    const auto before = test::evaluateByFolding(*m, {{"x", halfInput()}});
+    auto counters = runFusions(*m);
+    EXPECT_EQ(
+        counters[layer ? "pattern fuse-layer-normalization" : "pattern fuse-rms-normalization"], 1)
+        << op;
+    ASSERT_EQ(countOps(*m->graph, op), 1u) << op;
+    EXPECT_EQ(m->graph->numNodes(), 1u) << op << ": the Casts went too";
+    const Node* fused = m->graph->firstNode();
+    EXPECT_EQ(fused->input(0)->type.elem_type, DataType::kFloat16) << op;
+    EXPECT_EQ(fused->attrInt("stash_type", 1), 1) << op;
+    const auto after = test::evaluateByFolding(*m, {{"x", halfInput()}});
+    ASSERT_EQ(before.size(), 1u);
+    ASSERT_EQ(after.size(), 1u);
+    // The same function: the core in float32, then float16 steps; the decomposed core rounds
+    // each op to float32 where the kernel keeps double, so allow one float16 step.
+    for (size_t i = 0; i < before[0].size(); ++i)
+      EXPECT_NEAR(before[0][i], after[0][i], 1e-3 * (1 + std::fabs(before[0][i]))) << op << i;
+  }
+}
+
+TEST(FuseNormalizations, Float16CastFormConditions) {
+  // Cast back to float32 (not x's type): the core is not x16's normalization; it stays.
+  auto other = castNormModel(false, DataType::kFloat);
+  runFusions(*other);
+  EXPECT_EQ(countOps(*other->graph, "RMSNormalization"), 0u);
+  // The float32 x has another use: the fusion takes x16, and the Cast stays for the Relu.
+  auto shared = castNormModel(false, DataType::kFloat16, true);
+  runFusions(*shared);
+  EXPECT_EQ(countOps(*shared->graph, "RMSNormalization"), 1u);
+  EXPECT_EQ(countOps(*shared->graph, "Cast"), 1u);
 }
 
 // ------------------------------------------------------------------ float16

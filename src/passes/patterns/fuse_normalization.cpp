@@ -8,6 +8,10 @@
 // Before (RMS, Llama's form): the same without %m and %d (%q = Pow(%x, 2) | Mul(%x, %x),
 //   %n = Div(%x, %s) | Mul(%x, Reciprocal(%s)), %y = Mul(%n, %scale))
 // After:  %y = RMSNormalization(%x, %scale, axis, epsilon)
+// Float16 exports (HF's LlamaRMSNorm, make_llm --dtype float16) compute the core in float32:
+//   %x32 = Cast(%x16, to = float); core on %x32; %n16 = Cast(%n, to = %x16's type); tail on %n16
+// After:  the op on %x16 (stash_type 1: the core in float32, then cast back, then the tail in
+//   float16, which is the ops' function body).
 //
 // Conditions: opset >= 17 (LayerNormalization) / >= 23 (RMSNormalization); x is float32 or
 // float16; both ReduceMeans reduce the same axes, the trailing ones of x (all negative and
@@ -279,16 +283,31 @@ class FuseNormalization : public RewritePattern {
     const std::optional<int64_t> axis = trailingAxis(core->axes, core->x);
     if (!axis) return rw.notifyMatchFailure(root, "normalization over axes that are not trailing");
     const size_t k = core->axes.size();
-    const DataType dt = dtypeOf(core->x);
+    // The float16 export's Casts around a float32 core: the op takes the float16 x.
+    Value* x = core->x;
+    Node* cast_in = nullptr;
+    Node* cast_out = nullptr;
+    if (Node* c = producerOf(core->x, "Cast");
+        c != nullptr && dtypeOf(core->x) == DataType::kFloat) {
+      const DataType narrow = dtypeOf(c->input(0));
+      Node* back = soleUser(root.output(0));
+      if ((narrow == DataType::kFloat16 || narrow == DataType::kBfloat16) && back != nullptr &&
+          back->isOp("Cast") && back->attrInt("to", 0) == static_cast<int64_t>(narrow)) {
+        cast_in = c;
+        cast_out = back;
+        x = c->input(0);
+      }
+    }
+    const DataType dt = dtypeOf(x);
 
     // The affine tail: Mul by a constant scale, then (LayerNorm) Add of a constant bias.
-    Node* last = &root;
+    Node* last = cast_out != nullptr ? cast_out : &root;
     Node* mul = nullptr;
     Node* add = nullptr;
     Value *scale = nullptr, *bias = nullptr;
-    if (Node* u = soleUser(root.output(0)); u != nullptr && u->isOp("Mul")) {
-      Value* s = otherInput(u, root.output(0));
-      if (affineOperand(constantOf(s), dt, core->x, k)) {
+    if (Node* u = soleUser(last->output(0)); u != nullptr && u->isOp("Mul")) {
+      Value* s = otherInput(u, last->output(0));
+      if (affineOperand(constantOf(s), dt, x, k)) {
         mul = last = u;
         scale = s;
       }
@@ -296,14 +315,14 @@ class FuseNormalization : public RewritePattern {
     if (layer && mul != nullptr) {
       if (Node* u = soleUser(mul->output(0)); u != nullptr && u->isOp("Add")) {
         Value* b = otherInput(u, mul->output(0));
-        if (affineOperand(constantOf(b), dt, core->x, k)) {
+        if (affineOperand(constantOf(b), dt, x, k)) {
           add = last = u;
           bias = b;
         }
       }
     }
     if (!layer && mul == nullptr) return false;  // RMS without a scale: left for a later form
-    const std::optional<std::vector<int64_t>> nd = normalizedDims(core->x, k);
+    const std::optional<std::vector<int64_t>> nd = normalizedDims(x, k);
     const Tensor* scale_t = constantOf(scale);
     const Tensor* bias_t = constantOf(bias);
     if ((scale_t == nullptr || scale_t->dims() != nd) && !nd)
@@ -317,7 +336,7 @@ class FuseNormalization : public RewritePattern {
     Value* scale_v = affineValue(rw, scale, scale_t, dt, nd, name + "_scale");
     Value* bias_v =
         bias != nullptr ? affineValue(rw, bias, bias_t, dt, nd, name + "_bias") : nullptr;
-    std::vector<Value*> inputs = {core->x, scale_v};
+    std::vector<Value*> inputs = {x, scale_v};
     if (bias_v != nullptr) inputs.push_back(bias_v);
     Node* fused = rw.create(layer ? "LayerNormalization" : "RMSNormalization", inputs, 1, last);
     fused->name = !last->name.empty() ? last->name : root.name;
@@ -325,10 +344,14 @@ class FuseNormalization : public RewritePattern {
     rw.setAttr(fused, Attribute::makeFloat("epsilon", static_cast<float>(core->eps)));
     fused->output(0)->type = y->type;
     rw.replaceNode(last, {fused->output(0)});
-    for (Node* n : {add, mul, &root, core->recip, core->sqrt, core->add_eps, core->var,
+    for (Node* n : {add, mul, cast_out, &root, core->recip, core->sqrt, core->add_eps, core->var,
                     core->square, core->sub, core->mean}) {
       if (n != nullptr && n != last) rw.erase(n);
     }
+    // The Cast to float32 goes unless something else reads the float32 x.
+    if (cast_in != nullptr && cast_in->output(0)->uses().empty() &&
+        !cast_in->output(0)->isGraphOutput())
+      rw.erase(cast_in);
     if (fused->output(0)->name() != name) fused->output(0)->setName(name);
     return true;
   }
