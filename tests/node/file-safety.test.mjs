@@ -1,7 +1,7 @@
 // Nothing lost: optimizeFile (npm) and the CLI never write over a file the run reads (the model,
 // its external-data files), never write two outputs to one file, and a refused or failed run
 // leaves the folder exactly as it was (same files, bytes and modification times, no temporaries).
-// The rule is WritePlan natively (src/api/file_io.h) and writePlan in js/index.js.
+// The rule is WritePlan natively (src/api/file_io.h) and writePlan in js/outputs.js.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';

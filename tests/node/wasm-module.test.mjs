@@ -20,7 +20,7 @@ test('wasm module: loads under node and instantiates', async (t) => {
   const M = await createOnnxfold();
   assert.equal(typeof M, 'object');
   assert.ok(M.HEAPU8 === undefined || M.HEAPU8 instanceof Uint8Array);
-  // The Embind surface js/index.js relies on (wasm-bindings/bindings.cpp).
+  // The Embind surface js/ relies on (wasm-bindings/bindings.cpp).
   for (const name of ['optimize', 'inspect', 'validate', 'version', 'passes', 'optionSchema', 'variantPlan']) {
     assert.equal(typeof M[name], 'function', `Embind function ${name}`);
   }
