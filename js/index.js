@@ -12,15 +12,16 @@
 //
 // The modules, by job: this file is the public API and its argument checks; module.js loads the
 // wasm module; sources.js opens what a call reads; outputs.js assembles what it writes;
-// host.js is one call's host object (wasm-bindings/host.h); options.js checks the options;
-// errors.js the error types.
+// host.js is one call's host object (wasm-bindings/host.h); options.js parses and checks the
+// options objects (one parser: the C++ table's options and each function's own); errors.js
+// the error types.
 import { accuracyOf, runReference } from './accuracy.js';
 import { OnnxfoldError } from './errors.js';
 import { getModule, isNode, nodeModule, wrapError } from './module.js';
 import { openFileSource } from './sources.js';
 import { fileOutput, memoryOutput, openSpill, outputMode, writePlan } from './outputs.js';
 import { withCall } from './host.js';
-import { checkAccuracy, checkCallbacks, optionsJson } from './options.js';
+import { checkCallbacks, fileOptions, graphOptions, optimizeOptions, optionsJson, variantOptions } from './options.js';
 
 export { env } from './module.js';
 export { OnnxfoldError } from './errors.js';
@@ -55,8 +56,7 @@ export async function optimize(bytes, options = {}) {
 // optimize and splitConstants: options checked before anything is read, outputs assembled in
 // memory ('bytes' or 'blob', outputMode).
 async function inMemory(what, bytes, options, call) {
-  checkCallbacks(options);
-  const json = await optionsJson(options);
+  const json = await optimizeOptions(options);
   const mode = outputMode(bytes, options);
   const spill = options && options.spill ? await openSpill(options.spill, what) : null;
   let output;
@@ -94,11 +94,7 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const inFile = path.resolve(String(inputPath));
   const outFile = path.resolve(String(outputPath));
   const outDir = path.dirname(outFile);
-  const { report: reportPath, ...opts } = options ?? {};
-  if (reportPath !== undefined && typeof reportPath !== 'string') {
-    throw new TypeError('onnxfold: optimizeFile: options.report must be a file path');
-  }
-  if (opts.externalDataLocation === undefined) opts.externalDataLocation = `${path.basename(outFile)}.data`;
+  const { reportPath, opts } = fileOptions(options, `${path.basename(outFile)}.data`);
   const json = await optionsJson(opts);
   const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
   const plan = writePlan(fs, path, 'optimizeFile');
@@ -169,15 +165,7 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
 // The plan (api/variants.cpp: file names and options per dtype) and the caller's options for
 // each variant; onProgress sees the whole job, with the variant's dtype.
 async function variantJobs(what, options, defaultName) {
-  const { dtypes, name, onProgress, accuracy, ...rest } = options ?? {};
-  if (dtypes !== undefined && (!Array.isArray(dtypes) || dtypes.some((d) => typeof d !== 'string'))) {
-    throw new TypeError(`onnxfold: ${what}: options.dtypes must be an array of strings`);
-  }
-  if (name !== undefined && typeof name !== 'string') {
-    throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
-  }
-  checkAccuracy(what, accuracy);
-  checkCallbacks({ ...rest, onProgress });
+  const { dtypes, name, onProgress, rest } = variantOptions(what, options);
   const M = await getModule();
   let plan;
   try {
@@ -314,11 +302,7 @@ export async function moduleTree(bytes, options = {}) {
  * module summary.
  */
 export async function graph(bytes, options = {}) {
-  const { nodeLimit, modulesOnly, ...rest } = options ?? {};
-  const json = JSON.stringify({
-    ...(nodeLimit === undefined ? {} : { nodeLimit }),
-    ...(modulesOnly === undefined ? {} : { modulesOnly }),
-  });
+  const { json, rest } = graphOptions(options);
   const out = await withCall('graph', bytes, { options: rest }, (M, size, host) => {
     return M.graph(size, json, host);
   });

@@ -1,5 +1,7 @@
-// Options: the optimizer's own (the C++ table, api/options.cpp) checked by name and sent as
-// JSON, and the JS layer's own (JS_OPTIONS) checked here, before anything is read.
+// Options: the one place the API's options objects are parsed. The optimizer's own (the C++
+// table, api/options.cpp) are checked by name and sent as JSON; the JS layer's own (JS_OPTIONS),
+// and those of one function (optimizeFile's report, variants' dtypes, name and accuracy, graph's
+// nodeLimit and modulesOnly), are checked here, before anything is read.
 import { OnnxfoldError, abortError, describe } from './errors.js';
 import { getModule } from './module.js';
 import { canSpill } from './outputs.js';
@@ -29,6 +31,12 @@ export async function optionsJson(options) {
   return JSON.stringify(out);
 }
 
+// optimize's and splitConstants' options: the JS layer's own checked, then the JSON of the rest.
+export async function optimizeOptions(options) {
+  checkCallbacks(options);
+  return optionsJson(options);
+}
+
 export function checkCallbacks(options) {
   const { onProgress, signal, output, spill } = options || {};
   if (onProgress !== undefined && typeof onProgress !== 'function') {
@@ -54,7 +62,7 @@ export function checkCallbacks(options) {
 }
 
 // options.accuracy of variants(): { ort, seed, dims }, checked before the wasm module is touched.
-export function checkAccuracy(what, accuracy) {
+function checkAccuracy(what, accuracy) {
   if (accuracy === undefined) return;
   const bad = (m) => new TypeError(`onnxfold: ${what}: options.accuracy${m}`);
   if (accuracy === null || typeof accuracy !== 'object') throw bad(` must be an object { ort, seed, dims }, not ${describe(accuracy)}`);
@@ -68,4 +76,41 @@ export function checkAccuracy(what, accuracy) {
       Object.values(dims).some((d) => !Number.isSafeInteger(d) || d < 1))) {
     throw bad('.dims must map symbolic dimension names to sizes >= 1, e.g. { batch: 1, sequence_length: 8 }');
   }
+}
+
+// optimizeFile's own option, report (a file path), taken out of the others, and the name of the
+// external-data file (`dataLocation`, named after the output) unless externalDataLocation is given.
+export function fileOptions(options, dataLocation) {
+  const { report: reportPath, ...opts } = options ?? {};
+  if (reportPath !== undefined && typeof reportPath !== 'string') {
+    throw new TypeError('onnxfold: optimizeFile: options.report must be a file path');
+  }
+  if (opts.externalDataLocation === undefined) opts.externalDataLocation = dataLocation;
+  return { reportPath, opts };
+}
+
+// variants' and variantsFile's own options (dtypes, name, accuracy) checked and taken out; `rest`
+// goes to each variant's optimize call, its callbacks checked here, before the wasm module loads.
+export function variantOptions(what, options) {
+  const { dtypes, name, onProgress, accuracy, ...rest } = options ?? {};
+  if (dtypes !== undefined && (!Array.isArray(dtypes) || dtypes.some((d) => typeof d !== 'string'))) {
+    throw new TypeError(`onnxfold: ${what}: options.dtypes must be an array of strings`);
+  }
+  if (name !== undefined && typeof name !== 'string') {
+    throw new TypeError(`onnxfold: ${what}: options.name must be a string`);
+  }
+  checkAccuracy(what, accuracy);
+  checkCallbacks({ ...rest, onProgress });
+  return { dtypes, name, onProgress, rest };
+}
+
+// graph's own options (nodeLimit, modulesOnly) as the JSON the bindings take; `rest` gives the
+// call its external data, progress and signal.
+export function graphOptions(options) {
+  const { nodeLimit, modulesOnly, ...rest } = options ?? {};
+  const json = JSON.stringify({
+    ...(nodeLimit === undefined ? {} : { nodeLimit }),
+    ...(modulesOnly === undefined ? {} : { modulesOnly }),
+  });
+  return { json, rest };
 }
