@@ -14,11 +14,16 @@ export class OnnxfoldError extends Error {
 export function abortError(signal) {
   const reason = signal && signal.reason;
   if (reason instanceof Error && reason.name === 'AbortError') return reason;
-  const e = typeof DOMException === 'function'
-    ? new DOMException('onnxfold: the operation was aborted', 'AbortError')
-    : Object.assign(new Error('onnxfold: the operation was aborted'), { name: 'AbortError' });
+  const e =
+    typeof DOMException === 'function'
+      ? new DOMException('onnxfold: the operation was aborted', 'AbortError')
+      : Object.assign(new Error('onnxfold: the operation was aborted'), { name: 'AbortError' });
   if (reason !== undefined) {
-    try { Object.defineProperty(e, 'cause', { value: reason, configurable: true }); } catch { /* frozen */ }
+    try {
+      Object.defineProperty(e, 'cause', { value: reason, configurable: true });
+    } catch {
+      /* frozen */
+    }
   }
   return e;
 }

@@ -14,22 +14,34 @@ export async function withCall(what, modelData, { resolve, makeOutput, options, 
   const M = await getModule();
   const io = stats || {};
   Object.assign(io, {
-    compile_ms: moduleLoad.compile_ms, instantiate_ms: moduleLoad.instantiate_ms,
-    call_ms: 0, read_ms: 0, read_bytes: 0, reads: 0, write_ms: 0, write_bytes: 0, copy_bytes: 0,
+    compile_ms: moduleLoad.compile_ms,
+    instantiate_ms: moduleLoad.instantiate_ms,
+    call_ms: 0,
+    read_ms: 0,
+    read_bytes: 0,
+    reads: 0,
+    write_ms: 0,
+    write_bytes: 0,
+    copy_bytes: 0,
   });
   const sources = [];
   const output = makeOutput ? makeOutput(M, sources) : undefined;
   const byLocation = new Map();
   let hostError;
-  const keep = (e) => { hostError ??= e; return false; };
-  const pending = [];  // external data given up front, opened before the synchronous call
+  const keep = (e) => {
+    hostError ??= e;
+    return false;
+  };
+  const pending = []; // external data given up front, opened before the synchronous call
   try {
     const model = await openSource(modelData, `${what}: model`);
     sources.push(model);
     const given = options && options.externalData;
     if (given !== undefined && given !== null) {
       if (typeof given !== 'object') {
-        throw new TypeError(`onnxfold: options.externalData must be an object { [location]: data }, not ${describe(given)}`);
+        throw new TypeError(
+          `onnxfold: options.externalData must be an object { [location]: data }, not ${describe(given)}`,
+        );
       }
       for (const [location, data] of Object.entries(given)) {
         pending.push([location, await openSource(data, `${what}: externalData['${location}']`)]);
@@ -50,8 +62,10 @@ export async function withCall(what, modelData, { resolve, makeOutput, options, 
             const data = resolve ? resolve(location) : undefined;
             if (data === undefined) {
               const names = [...byLocation.keys()].map((l) => `'${l}'`).join(', ');
-              throw new OnnxfoldError(`${what}: the model refers to external data '${location}', which was not supplied ` +
-                `(options.externalData has ${names || 'no files'})`);
+              throw new OnnxfoldError(
+                `${what}: the model refers to external data '${location}', which was not supplied ` +
+                  `(options.externalData has ${names || 'no files'})`,
+              );
             }
             byLocation.set(location, sources.length);
             sources.push(data);
@@ -84,7 +98,13 @@ export async function withCall(what, modelData, { resolve, makeOutput, options, 
           else output.range(location, a, b, c);
           return true;
         } catch (e) {
-          return keep(e instanceof OnnxfoldError ? e : new OnnxfoldError(`${what}: writing '${location || 'the model'}': ${e.message}`, { cause: e }));
+          return keep(
+            e instanceof OnnxfoldError
+              ? e
+              : new OnnxfoldError(`${what}: writing '${location || 'the model'}': ${e.message}`, {
+                  cause: e,
+                }),
+          );
         } finally {
           io.write_ms += now() - t;
           if (kind === 1) io.write_bytes += b;
@@ -93,14 +113,16 @@ export async function withCall(what, modelData, { resolve, makeOutput, options, 
       },
       // The C++ side reports a fraction per pass of each fixpoint round, so it can step back
       // when a new round starts; users get a fraction that never decreases.
-      progress: onProgress && ((stage, pass, fraction) => {
-        last = Math.max(last, Math.min(1, fraction));
-        try {
-          onProgress({ stage, pass, fraction: last });
-        } catch (e) {
-          keep(e);
-        }
-      }),
+      progress:
+        onProgress &&
+        ((stage, pass, fraction) => {
+          last = Math.max(last, Math.min(1, fraction));
+          try {
+            onProgress({ stage, pass, fraction: last });
+          } catch (e) {
+            keep(e);
+          }
+        }),
       // Polled between passes. A synchronous wasm call keeps the event loop busy, so an abort
       // from elsewhere is seen only if it happens in onProgress or before the call.
       cancelled: (onProgress || signal) && (() => hostError !== undefined || !!(signal && signal.aborted)),

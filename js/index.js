@@ -21,7 +21,14 @@ import { getModule, isNode, nodeModule, wrapError } from './module.js';
 import { openFileSource } from './sources.js';
 import { fileOutput, memoryOutput, openSpill, outputMode, writePlan } from './outputs.js';
 import { withCall } from './host.js';
-import { checkCallbacks, fileOptions, graphOptions, optimizeOptions, optionsJson, variantOptions } from './options.js';
+import {
+  checkCallbacks,
+  fileOptions,
+  graphOptions,
+  optimizeOptions,
+  optionsJson,
+  variantOptions,
+} from './options.js';
 
 export { env } from './module.js';
 export { OnnxfoldError } from './errors.js';
@@ -46,10 +53,12 @@ function parseReport(json, host) {
  * @returns {Promise<{model: Uint8Array|Blob, externalData: Record<string, Uint8Array|Blob>, report: object}>}
  */
 export async function optimize(bytes, options = {}) {
-  const { output, report, stats } = await inMemory('optimize', bytes, options,
-    (M, size, json, host) => M.optimize(size, json, host));
+  const { output, report, stats } = await inMemory('optimize', bytes, options, (M, size, json, host) =>
+    M.optimize(size, json, host),
+  );
   const externalData = {};
-  for (const location of output.locations()) if (location !== '') externalData[location] = output.take(location);
+  for (const location of output.locations())
+    if (location !== '') externalData[location] = output.take(location);
   return { model: output.take(''), externalData, report: parseReport(report, stats) };
 }
 
@@ -62,11 +71,16 @@ async function inMemory(what, bytes, options, call) {
   let output;
   const stats = {};
   try {
-    const report = await withCall(what, bytes, {
-      options,
-      stats,
-      makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode, spill)),
-    }, (M, size, host) => call(M, size, json, host));
+    const report = await withCall(
+      what,
+      bytes,
+      {
+        options,
+        stats,
+        makeOutput: (M, sources) => (output = memoryOutput(M, sources, mode, spill)),
+      },
+      (M, size, host) => call(M, size, json, host),
+    );
     if (spill) {
       await spill.finish();
       Object.assign(stats, { spill_file: spill.name, spill_bytes: spill.size });
@@ -96,14 +110,22 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const outDir = path.dirname(outFile);
   const { reportPath, opts } = fileOptions(options, `${path.basename(outFile)}.data`);
   const json = await optionsJson(opts);
-  const real = (p) => { try { return fs.realpathSync(p); } catch { return path.resolve(p); } };
+  const real = (p) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
   const plan = writePlan(fs, path, 'optimizeFile');
   plan.addInput(inFile, 'input model');
   plan.addOutput(outFile, 'output');
   const reportFile = reportPath && path.resolve(reportPath);
   if (reportFile) plan.addOutput(reportFile, 'report');
   if (opts.reuseInputData && real(path.dirname(inFile)) !== real(outDir)) {
-    throw new OnnxfoldError(`optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`);
+    throw new OnnxfoldError(
+      `optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`,
+    );
   }
   const inDir = path.dirname(inFile);
   // Out of the folder: a '..' component (a name that starts with '..' is fine) or absolute.
@@ -111,9 +133,14 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const resolve = (location) => {
     const target = path.resolve(inDir, location);
     // Lexically, and once symlinks are resolved: a link may not lead out of the folder either.
-    if (path.isAbsolute(location) || escapes(path.relative(inDir, target)) ||
-        escapes(path.relative(real(inDir), real(target)))) {
-      throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the model's folder`);
+    if (
+      path.isAbsolute(location) ||
+      escapes(path.relative(inDir, target)) ||
+      escapes(path.relative(real(inDir), real(target)))
+    ) {
+      throw new OnnxfoldError(
+        `optimizeFile: external-data location '${location}' is outside the model's folder`,
+      );
     }
     const source = openFileSource(target, `optimizeFile: external data '${location}'`);
     try {
@@ -128,35 +155,42 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
     if (location === '') return outFile;
     const target = path.resolve(outDir, location);
     if (path.isAbsolute(location) || escapes(path.relative(outDir, target))) {
-      throw new OnnxfoldError(`optimizeFile: external-data location '${location}' is outside the output's folder`);
+      throw new OnnxfoldError(
+        `optimizeFile: external-data location '${location}' is outside the output's folder`,
+      );
     }
     plan.addOutput(target, 'external-data output');
     return target;
   };
   let output;
   const stats = {};
-  const report = await withCall('optimizeFile', inFile, {
-    resolve,
-    options: opts,
-    stats,
-    makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
-  }, (M, size, host) => {
-    const r = M.optimize(size, json, host);
-    let extra = [];
-    if (reportFile) {
-      // Beside its target, so the rename is atomic; committed with the model, after it.
-      const tmp = path.join(path.dirname(reportFile), `.${path.basename(reportFile)}.tmp-${process.pid}`);
-      fs.writeFileSync(tmp, `${JSON.stringify(JSON.parse(r), null, 2)}\n`, { flag: 'wx' });
-      extra = [[tmp, reportFile]];
-    }
-    try {
-      output.commit(extra);
-    } catch (e) {
-      for (const [tmp] of extra) fs.rmSync(tmp, { force: true });
-      throw e;
-    }
-    return r;
-  });
+  const report = await withCall(
+    'optimizeFile',
+    inFile,
+    {
+      resolve,
+      options: opts,
+      stats,
+      makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
+    },
+    (M, size, host) => {
+      const r = M.optimize(size, json, host);
+      let extra = [];
+      if (reportFile) {
+        // Beside its target, so the rename is atomic; committed with the model, after it.
+        const tmp = path.join(path.dirname(reportFile), `.${path.basename(reportFile)}.tmp-${process.pid}`);
+        fs.writeFileSync(tmp, `${JSON.stringify(JSON.parse(r), null, 2)}\n`, { flag: 'wx' });
+        extra = [[tmp, reportFile]];
+      }
+      try {
+        output.commit(extra);
+      } catch (e) {
+        for (const [tmp] of extra) fs.rmSync(tmp, { force: true });
+        throw e;
+      }
+      return r;
+    },
+  );
   return { report: parseReport(report, stats), outputs: output.paths() };
 }
 
@@ -172,7 +206,9 @@ async function variantJobs(what, options, defaultName) {
     plan = JSON.parse(M.variantPlan(name ?? defaultName, JSON.stringify(dtypes ?? [])));
   } catch (e) {
     // The C++ message names the job already ("variants: unknown dtype ...").
-    throw e instanceof Error && e.constructor === Error ? new OnnxfoldError(e.message, { cause: e }) : wrapError(what, e);
+    throw e instanceof Error && e.constructor === Error
+      ? new OnnxfoldError(e.message, { cause: e })
+      : wrapError(what, e);
   }
   return plan.map((v, i) => ({
     ...v,
@@ -224,8 +260,10 @@ async function accuracyCheck(options, original) {
  */
 export async function variants(bytes, options = {}) {
   const jobs = await variantJobs('variants', options, 'model');
-  const accuracy = await accuracyCheck(options, typeof bytes === 'string'
-    ? { path: bytes } : { bytes, externalData: options.externalData });
+  const accuracy = await accuracyCheck(
+    options,
+    typeof bytes === 'string' ? { path: bytes } : { bytes, externalData: options.externalData },
+  );
   const files = {};
   const rows = [];
   for (const v of jobs) {
@@ -311,8 +349,9 @@ export async function graph(bytes, options = {}) {
 
 /** Splits a model into a constant-preparation model and the main model. */
 export async function splitConstants(bytes, options = {}) {
-  const { output, report } = await inMemory('splitConstants', bytes, options,
-    (M, size, json, host) => M.splitConstants(size, json, host));
+  const { output, report } = await inMemory('splitConstants', bytes, options, (M, size, json, host) =>
+    M.splitConstants(size, json, host),
+  );
   return { prep: output.take('prep'), main: output.take('main'), report: JSON.parse(report) };
 }
 

@@ -32,15 +32,19 @@ function defaultWasmUrl() {
 async function compileWasm() {
   if (env.wasmModule) return env.wasmModule;
   if (env.wasmBinary) return WebAssembly.compile(env.wasmBinary);
-  const url = env.wasmUrl ? new URL(String(env.wasmUrl), isNode ? undefined : globalThis.location?.href) : defaultWasmUrl();
+  const url = env.wasmUrl
+    ? new URL(String(env.wasmUrl), isNode ? undefined : globalThis.location?.href)
+    : defaultWasmUrl();
   if (isNode && url.protocol === 'file:') {
     const fs = nodeModule('fs');
     return WebAssembly.compile(fs.readFileSync(url));
   }
   const response = await fetch(url);
   if (!response.ok) throw new OnnxfoldError(`cannot load ${url.href}: HTTP ${response.status}`);
-  if (WebAssembly.compileStreaming &&
-      (response.headers.get('content-type') || '').startsWith('application/wasm')) {
+  if (
+    WebAssembly.compileStreaming &&
+    (response.headers.get('content-type') || '').startsWith('application/wasm')
+  ) {
     return WebAssembly.compileStreaming(response);
   }
   return WebAssembly.compile(await response.arrayBuffer());
@@ -60,8 +64,11 @@ export function getModule() {
       try {
         ({ default: createOnnxfold } = await import('../dist/onnxfold.mjs'));
       } catch (e) {
-        throw new OnnxfoldError(`cannot load the wasm glue dist/onnxfold.mjs (is the wasm build done? ` +
-          `cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm): ${e.message}`, { cause: e });
+        throw new OnnxfoldError(
+          `cannot load the wasm glue dist/onnxfold.mjs (is the wasm build done? ` +
+            `cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm): ${e.message}`,
+          { cause: e },
+        );
       }
       let wasm;
       const t0 = now();
@@ -69,10 +76,14 @@ export function getModule() {
         wasm = await compileWasm();
         moduleLoad.compile_ms = now() - t0;
       } catch (e) {
-        throw e instanceof OnnxfoldError ? e : new OnnxfoldError(`cannot load onnxfold.wasm: ${e.message}`, { cause: e });
+        throw e instanceof OnnxfoldError
+          ? e
+          : new OnnxfoldError(`cannot load onnxfold.wasm: ${e.message}`, { cause: e });
       }
       let failed;
-      const failure = new Promise((_, reject) => { failed = reject; });
+      const failure = new Promise((_, reject) => {
+        failed = reject;
+      });
       const t1 = now();
       const M = await Promise.race([
         createOnnxfold({
@@ -83,14 +94,19 @@ export function getModule() {
             return {};
           },
           print: () => {},
-          printErr: (text) => { if (isNode) process.stderr.write(`onnxfold: ${text}\n`); else console.warn(text); },
+          printErr: (text) => {
+            if (isNode) process.stderr.write(`onnxfold: ${text}\n`);
+            else console.warn(text);
+          },
         }),
         failure,
       ]);
       moduleLoad.instantiate_ms = now() - t1;
       return M;
     })();
-    modulePromise.catch(() => { modulePromise = null; });  // a failed load may be retried
+    modulePromise.catch(() => {
+      modulePromise = null;
+    }); // a failed load may be retried
   }
   return modulePromise;
 }

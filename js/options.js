@@ -13,13 +13,16 @@ let schemaNames;
 
 export async function optionsJson(options) {
   if (options === undefined || options === null) return '{}';
-  if (typeof options !== 'object') throw new TypeError(`onnxfold: options must be an object, not ${describe(options)}`);
+  if (typeof options !== 'object')
+    throw new TypeError(`onnxfold: options must be an object, not ${describe(options)}`);
   schemaNames ??= JSON.parse((await getModule()).optionSchema()).map((o) => o.name);
   const out = {};
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined || JS_OPTIONS.includes(key)) continue;
     if (!schemaNames.includes(key)) {
-      throw new TypeError(`onnxfold: unknown option '${key}' (known: ${[...schemaNames, ...JS_OPTIONS].join(', ')})`);
+      throw new TypeError(
+        `onnxfold: unknown option '${key}' (known: ${[...schemaNames, ...JS_OPTIONS].join(', ')})`,
+      );
     }
     out[key] = value;
   }
@@ -50,12 +53,19 @@ export function checkCallbacks(options) {
   }
   if (spill !== undefined) {
     if (spill === null || typeof spill !== 'object' || typeof spill.getFileHandle !== 'function') {
-      throw new TypeError('onnxfold: options.spill must be a FileSystemDirectoryHandle (a folder of navigator.storage.getDirectory())');
+      throw new TypeError(
+        'onnxfold: options.spill must be a FileSystemDirectoryHandle (a folder of navigator.storage.getDirectory())',
+      );
     }
-    if (output === 'bytes') throw new TypeError("onnxfold: options.spill makes Blob results; it cannot be used with output: 'bytes'");
+    if (output === 'bytes')
+      throw new TypeError(
+        "onnxfold: options.spill makes Blob results; it cannot be used with output: 'bytes'",
+      );
     if (!canSpill()) {
-      throw new OnnxfoldError('options.spill needs FileSystemSyncAccessHandle, which browsers have in dedicated Web Workers only: ' +
-        'call onnxfold from a Worker, or leave spill out');
+      throw new OnnxfoldError(
+        'options.spill needs FileSystemSyncAccessHandle, which browsers have in dedicated Web Workers only: ' +
+          'call onnxfold from a Worker, or leave spill out',
+      );
     }
   }
   if (signal && signal.aborted) throw abortError(signal);
@@ -65,15 +75,25 @@ export function checkCallbacks(options) {
 function checkAccuracy(what, accuracy) {
   if (accuracy === undefined) return;
   const bad = (m) => new TypeError(`onnxfold: ${what}: options.accuracy${m}`);
-  if (accuracy === null || typeof accuracy !== 'object') throw bad(` must be an object { ort, seed, dims }, not ${describe(accuracy)}`);
+  if (accuracy === null || typeof accuracy !== 'object')
+    throw bad(` must be an object { ort, seed, dims }, not ${describe(accuracy)}`);
   const { ort, seed, dims, ...unknown } = accuracy;
-  if (Object.keys(unknown).length) throw bad(`: unknown key '${Object.keys(unknown)[0]}' (known: ort, seed, dims)`);
+  if (Object.keys(unknown).length)
+    throw bad(`: unknown key '${Object.keys(unknown)[0]}' (known: ort, seed, dims)`);
   if (typeof ort?.InferenceSession?.create !== 'function' || typeof ort.Tensor !== 'function') {
-    throw bad(".ort must be an ONNX Runtime module (import * as ort from 'onnxruntime-node' or 'onnxruntime-web')");
+    throw bad(
+      ".ort must be an ONNX Runtime module (import * as ort from 'onnxruntime-node' or 'onnxruntime-web')",
+    );
   }
-  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) throw bad(`.seed must be a non-negative integer, not ${describe(seed)}`);
-  if (dims !== undefined && (dims === null || typeof dims !== 'object' || Array.isArray(dims) ||
-      Object.values(dims).some((d) => !Number.isSafeInteger(d) || d < 1))) {
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0))
+    throw bad(`.seed must be a non-negative integer, not ${describe(seed)}`);
+  if (
+    dims !== undefined &&
+    (dims === null ||
+      typeof dims !== 'object' ||
+      Array.isArray(dims) ||
+      Object.values(dims).some((d) => !Number.isSafeInteger(d) || d < 1))
+  ) {
     throw bad('.dims must map symbolic dimension names to sizes >= 1, e.g. { batch: 1, sequence_length: 8 }');
   }
 }

@@ -13,14 +13,16 @@ export function memoryOutput(M, sources, mode, spill) {
   const files = new Map();
   return {
     start(location, size) {
-      files.set(location, mode === 'bytes'
-        ? { bytes: new Uint8Array(size), size: 0 }
-        : { parts: [], size: 0 });
+      files.set(
+        location,
+        mode === 'bytes' ? { bytes: new Uint8Array(size), size: 0 } : { parts: [], size: 0 },
+      );
     },
     heap(location, ptr, len) {
       const f = files.get(location);
       if (mode === 'bytes') {
-        if (f.size + len > f.bytes.length) throw new OnnxfoldError(`output '${location}' is larger than announced`);
+        if (f.size + len > f.bytes.length)
+          throw new OnnxfoldError(`output '${location}' is larger than announced`);
         f.bytes.set(M.HEAPU8.subarray(ptr, ptr + len), f.size);
       } else if (spill) {
         const at = spill.write(M.HEAPU8.subarray(ptr, ptr + len));
@@ -37,7 +39,8 @@ export function memoryOutput(M, sources, mode, spill) {
       const f = files.get(location);
       const src = sources[id];
       if (mode === 'bytes') {
-        if (f.size + len > f.bytes.length) throw new OnnxfoldError(`output '${location}' is larger than announced`);
+        if (f.size + len > f.bytes.length)
+          throw new OnnxfoldError(`output '${location}' is larger than announced`);
         src.read(offset, len, f.bytes, f.size);
       } else {
         f.parts.push(src.part ? src.part(offset, len) : readRange(src, offset, len));
@@ -68,7 +71,8 @@ class SpillRange {
 // 1B decoder) is held on disk; the result's parts are slices of that file. host.output is
 // synchronous, so the writes need a FileSystemSyncAccessHandle: dedicated Workers only. The
 // file stays as long as the caller keeps it (the results read from it); removed on failure.
-export const canSpill = () => typeof FileSystemFileHandle === 'function' &&
+export const canSpill = () =>
+  typeof FileSystemFileHandle === 'function' &&
   typeof FileSystemFileHandle.prototype.createSyncAccessHandle === 'function';
 
 export async function openSpill(dir, what) {
@@ -79,13 +83,17 @@ export async function openSpill(dir, what) {
     access = await handle.createSyncAccessHandle();
   } catch (e) {
     await dir.removeEntry(name).catch(() => {});
-    throw new OnnxfoldError(`${what}: options.spill: cannot write '${name}' in the folder: ${e.message}`, { cause: e });
+    throw new OnnxfoldError(`${what}: options.spill: cannot write '${name}' in the folder: ${e.message}`, {
+      cause: e,
+    });
   }
   let size = 0;
   let file = null;
   return {
     name,
-    get size() { return size; },
+    get size() {
+      return size;
+    },
     write(bytes) {
       const at = size;
       for (let done = 0; done < bytes.length;) {
@@ -101,22 +109,26 @@ export async function openSpill(dir, what) {
       access.flush();
       access.close();
       file = await handle.getFile();
-      if (file.size !== size) throw new OnnxfoldError(`${what}: options.spill: '${name}' has ${file.size} of ${size} bytes`);
+      if (file.size !== size)
+        throw new OnnxfoldError(`${what}: options.spill: '${name}' has ${file.size} of ${size} bytes`);
     },
     slice: (start, end) => file.slice(start, end),
     async remove() {
-      try { access.close(); } catch { /* closed */ }
+      try {
+        access.close();
+      } catch {
+        /* closed */
+      }
       await dir.removeEntry(name).catch(() => {});
     },
   };
 }
 
-
 // Node: each output file is written as the plan comes, to a temporary name renamed into place
 // once everything succeeded (a failed run leaves no partial files). Ranges of input files are
 // copied file to file through one 16 MiB buffer, never through the wasm heap.
 export function fileOutput(M, sources, fs, path, plan, targets) {
-  const open = new Map();  // location -> { fd, tmp, target }
+  const open = new Map(); // location -> { fd, tmp, target }
   let copyBuffer;
   const fileFor = (location) => {
     const f = open.get(location);
@@ -124,12 +136,16 @@ export function fileOutput(M, sources, fs, path, plan, targets) {
     return f;
   };
   const writeAll = (fd, bytes, off, len) => {
-    for (let done = 0; done < len;) done += fs.writeSync(fd, bytes, off + done, Math.min(len - done, 1 << 30));
+    for (let done = 0; done < len;)
+      done += fs.writeSync(fd, bytes, off + done, Math.min(len - done, 1 << 30));
   };
   return {
     start(location) {
       const target = targets(location);
-      const tmp = path.join(path.dirname(target), `.${path.basename(target)}.tmp-${process.pid}-${open.size}`);
+      const tmp = path.join(
+        path.dirname(target),
+        `.${path.basename(target)}.tmp-${process.pid}-${open.size}`,
+      );
       open.set(location, { fd: fs.openSync(tmp, 'wx'), tmp, target });
     },
     heap(location, ptr, len) {
@@ -155,8 +171,16 @@ export function fileOutput(M, sources, fs, path, plan, targets) {
     },
     discard() {
       for (const f of open.values()) {
-        try { fs.closeSync(f.fd); } catch { /* already closed */ }
-        try { fs.unlinkSync(f.tmp); } catch { /* gone */ }
+        try {
+          fs.closeSync(f.fd);
+        } catch {
+          /* already closed */
+        }
+        try {
+          fs.unlinkSync(f.tmp);
+        } catch {
+          /* gone */
+        }
       }
     },
     locations: () => [...open.keys()],
@@ -173,12 +197,21 @@ export function fileOutput(M, sources, fs, path, plan, targets) {
 export function writePlan(fs, path, what) {
   const inputs = [];
   const outputs = [];
-  const fail = (message) => { throw new OnnxfoldError(`${what}: ${message}`); };
+  const fail = (message) => {
+    throw new OnnxfoldError(`${what}: ${message}`);
+  };
   const identify = (file, role) => {
     const e = { path: file, role, exists: false };
     const st = fs.statSync(file, { bigint: true, throwIfNoEntry: false });
     if (st) {
-      Object.assign(e, { exists: true, dev: st.dev, ino: st.ino, real: fs.realpathSync(file), isDir: st.isDirectory(), isFile: st.isFile() });
+      Object.assign(e, {
+        exists: true,
+        dev: st.dev,
+        ino: st.ino,
+        real: fs.realpathSync(file),
+        isDir: st.isDirectory(),
+        isFile: st.isFile(),
+      });
       return e;
     }
     const dir = path.dirname(file);
@@ -195,14 +228,15 @@ export function writePlan(fs, path, what) {
   const NEVER = '; onnxfold never overwrites its input';
   return {
     addInput(file, role) {
-      if (!fs.existsSync(file)) return;  // nothing to overwrite; reading it will fail
+      if (!fs.existsSync(file)) return; // nothing to overwrite; reading it will fail
       const input = identify(file, role);
       for (const out of outputs) if (same(out, input)) fail(collision(out, input, 'the ') + NEVER);
       inputs.push(input);
     },
     addOutput(file, role) {
       const out = identify(file, role);
-      if (out.exists && !out.isFile) fail(`${role} '${file}' is ${out.isDir ? 'a directory' : 'not a regular file'}`);
+      if (out.exists && !out.isFile)
+        fail(`${role} '${file}' is ${out.isDir ? 'a directory' : 'not a regular file'}`);
       for (const input of inputs) if (same(out, input)) fail(collision(out, input, 'the ') + NEVER);
       for (const other of outputs) if (same(out, other)) fail(collision(out, other, 'also the '));
       outputs.push(out);

@@ -7,8 +7,10 @@ import { isNode, nodeModule } from './module.js';
 function asView(bytes) {
   if (bytes instanceof Uint8Array) return bytes;
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes instanceof ArrayBuffer ||
-      (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) {
+  if (
+    bytes instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)
+  ) {
     return new Uint8Array(bytes);
   }
   return undefined;
@@ -39,7 +41,8 @@ export async function openSource(data, what) {
         size: data.size,
         read(off, n, heap, at) {
           const got = new Uint8Array(reader.readAsArrayBuffer(data.slice(off, off + n)));
-          if (got.length !== n) throw new OnnxfoldError(`${what}: read ${got.length} of ${n} bytes (did the file change?)`);
+          if (got.length !== n)
+            throw new OnnxfoldError(`${what}: read ${got.length} of ${n} bytes (did the file change?)`);
           heap.set(got, at);
           nudgeCollector(n);
         },
@@ -50,9 +53,11 @@ export async function openSource(data, what) {
     // No synchronous Blob reads here (a page's main thread, node): the bytes are read into JS
     // memory first (not into the wasm heap); outputs still refer to slices of the Blob.
     if (data.size > MAX_JS_BYTES) {
-      throw new OnnxfoldError(`${what}: a Blob of ${gib(data.size)} cannot be read synchronously here; ` +
-        `call onnxfold from a Web Worker (FileReaderSync reads it range by range)` +
-        (isNode ? ', or pass a file path' : ''));
+      throw new OnnxfoldError(
+        `${what}: a Blob of ${gib(data.size)} cannot be read synchronously here; ` +
+          `call onnxfold from a Web Worker (FileReaderSync reads it range by range)` +
+          (isNode ? ', or pass a file path' : ''),
+      );
     }
     const bytes = await blobBytes(data, what);
     return {
@@ -93,7 +98,8 @@ async function blobBytes(blob, what) {
     bytes.set(value, off);
     off += value.length;
   }
-  if (off !== bytes.length) throw new OnnxfoldError(`${what}: read ${off} of the Blob's ${bytes.length} bytes`);
+  if (off !== bytes.length)
+    throw new OnnxfoldError(`${what}: read ${off} of the Blob's ${bytes.length} bytes`);
   return bytes;
 }
 
@@ -102,8 +108,8 @@ async function blobBytes(blob, what) {
 // read; the rule of the native side (src/api/file_io.cpp, Descriptors). A model may name
 // thousands of data files, more than a process may hold open.
 const MAX_OPEN_FILES = 64;
-const openFiles = new Map();  // key -> { path, users, fd (null when closed) }
-const recentFiles = new Map();  // keys of the files with an open fd, least recently read first
+const openFiles = new Map(); // key -> { path, users, fd (null when closed) }
+const recentFiles = new Map(); // keys of the files with an open fd, least recently read first
 
 function keepOpen(key, entry) {
   recentFiles.delete(key);
@@ -173,7 +179,11 @@ export function openFileSource(file, what) {
       openFiles.delete(key);
       if (entry.fd !== null) {
         recentFiles.delete(key);
-        try { fs.closeSync(entry.fd); } catch { /* closed */ }
+        try {
+          fs.closeSync(entry.fd);
+        } catch {
+          /* closed */
+        }
       }
     },
   };
