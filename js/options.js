@@ -11,6 +11,8 @@ import { canSpill } from './outputs.js';
 const JS_OPTIONS = ['externalData', 'onProgress', 'signal', 'output', 'spill'];
 let schemaNames;
 
+// The JSON of the optimizer's options for the bindings: each key must be an option of the C++
+// table or one of JS_OPTIONS (left out); the values are checked by the C++ side.
 export async function optionsJson(options) {
   if (options === undefined || options === null) return '{}';
   if (typeof options !== 'object')
@@ -40,6 +42,8 @@ export async function optimizeOptions(options) {
   return optionsJson(options);
 }
 
+// The JS layer's own options (onProgress, signal, output, spill), checked before any call; an
+// already aborted signal rejects here.
 export function checkCallbacks(options) {
   const { onProgress, signal, output, spill } = options || {};
   if (onProgress !== undefined && typeof onProgress !== 'function') {
