@@ -39,18 +39,24 @@ function optionsOf(values, flags) {
     if (v === undefined) continue;
     if (spec.type === 'integer') {
       const n = Number(v);
-      if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || (n < 0 && spec.type_help?.includes('non-negative'))) {
+      if (
+        !/^-?\d+$/.test(v) ||
+        !Number.isSafeInteger(n) ||
+        (n < 0 && spec.type_help?.includes('non-negative'))
+      ) {
         throw new UsageError(`${spec.flag} expects an integer, got '${v}'`);
       }
       options[spec.name] = n;
     } else if (spec.type === 'string[]') {
       options[spec.name] = v.flatMap((s) => s.split(',')).filter(Boolean);
     } else if (spec.type === 'object') {
-      options[spec.name] = Object.fromEntries(v.map((kv) => {
-        const eq = kv.indexOf('=');
-        if (eq <= 0) throw new UsageError(`${spec.flag} expects KEY=VALUE, got '${kv}'`);
-        return [kv.slice(0, eq), kv.slice(eq + 1)];
-      }));
+      options[spec.name] = Object.fromEntries(
+        v.map((kv) => {
+          const eq = kv.indexOf('=');
+          if (eq <= 0) throw new UsageError(`${spec.flag} expects KEY=VALUE, got '${kv}'`);
+          return [kv.slice(0, eq), kv.slice(eq + 1)];
+        }),
+      );
     } else {
       options[spec.name] = v;
     }
@@ -60,7 +66,10 @@ function optionsOf(values, flags) {
 
 function flagHelp(flags) {
   return Object.entries(flags)
-    .map(([flag, { spec }]) => `  --${flag}${spec.type === 'boolean' ? '' : ` ${spec.type.toUpperCase()}`}\n      ${spec.help}`)
+    .map(
+      ([flag, { spec }]) =>
+        `  --${flag}${spec.type === 'boolean' ? '' : ` ${spec.type.toUpperCase()}`}\n      ${spec.help}`,
+    )
     .join('\n');
 }
 
@@ -81,9 +90,19 @@ async function main(argv) {
     info: { json: { type: 'boolean' } },
     check: {},
     passes: {},
-    optimize: { output: { type: 'string', short: 'o' }, report: { type: 'string' }, quiet: { type: 'boolean', short: 'q' } },
-    variants: { out: { type: 'string' }, dtypes: { type: 'string', multiple: true }, name: { type: 'string' }, json: { type: 'boolean' },
-      accuracy: { type: 'boolean' }, seed: { type: 'string' } },
+    optimize: {
+      output: { type: 'string', short: 'o' },
+      report: { type: 'string' },
+      quiet: { type: 'boolean', short: 'q' },
+    },
+    variants: {
+      out: { type: 'string' },
+      dtypes: { type: 'string', multiple: true },
+      name: { type: 'string' },
+      json: { type: 'boolean' },
+      accuracy: { type: 'boolean' },
+      seed: { type: 'string' },
+    },
   }[command];
   if (!own) throw new UsageError(`unknown command '${command}'\n${USAGE}`);
   const config = { help: { type: 'boolean', short: 'h' }, ...own };
@@ -106,13 +125,19 @@ async function main(argv) {
 
   if (command === 'passes') {
     const p = await onnxfold.passes();
-    console.log(`available passes:\n${p.available.map((n) => `  ${n}`).join('\n')}\ndefault pipeline: ${p.default.join(' ')}`);
+    console.log(
+      `available passes:\n${p.available.map((n) => `  ${n}`).join('\n')}\ndefault pipeline: ${p.default.join(' ')}`,
+    );
     return 0;
   }
   if (command === 'check' || command === 'info') {
     const model = wantOne('model');
     if (command === 'info') {
-      process.stdout.write(values.json ? `${JSON.stringify(await onnxfold.inspect(model), null, 2)}\n` : await onnxfold.inspectText(model));
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(await onnxfold.inspect(model), null, 2)}\n`
+          : await onnxfold.inspectText(model),
+      );
     }
     const v = await onnxfold.validate(model);
     if (!v.valid) throw new Error(v.error);
@@ -123,15 +148,20 @@ async function main(argv) {
   if (command === 'optimize') {
     const input = wantOne('input model');
     if (!values.output) throw new UsageError('optimize needs -o OUTPUT');
-    const { report } = await onnxfold.optimizeFile(input, values.output, { ...options, ...(values.report && { report: values.report }) });
+    const { report } = await onnxfold.optimizeFile(input, values.output, {
+      ...options,
+      ...(values.report && { report: values.report }),
+    });
     for (const w of report.warnings ?? []) console.error(`onnxfold: warning: ${w}`);
     if (!values.quiet) {
       const b = report.before;
       const a = report.after;
       const { read, optimize, write } = report.timing_ms;
       const ms = read + optimize + write;
-      console.log(`${values.output}: ${b.nodes} -> ${a.nodes} nodes, ${b.initializers} -> ${a.initializers} initializers, ` +
-        `${mib(report.input_bytes + (report.input_external_bytes ?? 0))} -> ${mib(report.output_bytes + (report.external_bytes ?? 0))}, ${ms.toFixed(0)} ms`);
+      console.log(
+        `${values.output}: ${b.nodes} -> ${a.nodes} nodes, ${b.initializers} -> ${a.initializers} initializers, ` +
+          `${mib(report.input_bytes + (report.input_external_bytes ?? 0))} -> ${mib(report.output_bytes + (report.external_bytes ?? 0))}, ${ms.toFixed(0)} ms`,
+      );
     }
     return 0;
   }
@@ -139,12 +169,30 @@ async function main(argv) {
   const input = wantOne('input model');
   if (!values.out) throw new UsageError('variants needs --out DIR');
   const dtypes = values.dtypes?.flatMap((s) => s.split(',')).filter(Boolean);
-  if (values.seed !== undefined && !values.accuracy) throw new UsageError('--seed is the seed of --accuracy\'s inputs: give --accuracy too');
-  if (values.seed !== undefined && !/^\d+$/.test(values.seed)) throw new UsageError(`--seed expects a non-negative integer, got '${values.seed}'`);
-  const accuracy = values.accuracy && { ort: await onnxruntimeNode(), ...(values.seed !== undefined && { seed: Number(values.seed) }) };
-  const { variants } = await onnxfold.variantsFile(input, values.out, { ...options, dtypes, name: values.name, ...(accuracy && { accuracy }) });
+  if (values.seed !== undefined && !values.accuracy)
+    throw new UsageError("--seed is the seed of --accuracy's inputs: give --accuracy too");
+  if (values.seed !== undefined && !/^\d+$/.test(values.seed))
+    throw new UsageError(`--seed expects a non-negative integer, got '${values.seed}'`);
+  const accuracy = values.accuracy && {
+    ort: await onnxruntimeNode(),
+    ...(values.seed !== undefined && { seed: Number(values.seed) }),
+  };
+  const { variants } = await onnxfold.variantsFile(input, values.out, {
+    ...options,
+    dtypes,
+    name: values.name,
+    ...(accuracy && { accuracy }),
+  });
   if (values.json) {
-    console.log(JSON.stringify(Object.fromEntries(variants.map((v) => [v.dtype, v.accuracy ? { ...v.report, accuracy: v.accuracy } : v.report])), null, 2));
+    console.log(
+      JSON.stringify(
+        Object.fromEntries(
+          variants.map((v) => [v.dtype, v.accuracy ? { ...v.report, accuracy: v.accuracy } : v.report]),
+        ),
+        null,
+        2,
+      ),
+    );
   } else {
     const width = Math.max(4, ...variants.map((v) => v.file.length));
     const head = `${'dtype'.padEnd(6)} ${'file'.padEnd(width)} ${'bytes'.padStart(12)} ${'nodes'.padStart(8)} ${'ms'.padStart(9)}`;
@@ -161,8 +209,10 @@ async function main(argv) {
       console.log(line);
     }
     if (accuracy) {
-      console.log(`cosine and max |diff| / range of the worst output against ${input}, both run with onnxruntime-node ` +
-        `(graph optimizations off) on seeded inputs (seed ${accuracy.seed ?? 1})`);
+      console.log(
+        `cosine and max |diff| / range of the worst output against ${input}, both run with onnxruntime-node ` +
+          `(graph optimizations off) on seeded inputs (seed ${accuracy.seed ?? 1})`,
+      );
     }
     for (const e of errors) console.error(`onnxfold: accuracy: ${e}`);
   }
@@ -175,13 +225,21 @@ async function onnxruntimeNode() {
     return (await import('onnxruntime-node')).default;
   } catch (e) {
     if (e?.code !== 'ERR_MODULE_NOT_FOUND') throw e;
-    throw new Error('--accuracy runs the models with onnxruntime-node, which is not installed: npm install onnxruntime-node');
+    throw new Error(
+      '--accuracy runs the models with onnxruntime-node, which is not installed: npm install onnxruntime-node',
+    );
   }
 }
 
-const fmtAcc = (x, digits) => (x === undefined ? '–' : !Number.isFinite(x) ? String(x) : digits ? x.toFixed(digits) : x.toExponential(2));
+const fmtAcc = (x, digits) =>
+  x === undefined ? '–' : !Number.isFinite(x) ? String(x) : digits ? x.toFixed(digits) : x.toExponential(2);
 
-main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e) => {
-  console.error(`onnxfold: error: ${e.message}`);
-  process.exitCode = e instanceof UsageError ? 2 : 1;
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    console.error(`onnxfold: error: ${e.message}`);
+    process.exitCode = e instanceof UsageError ? 2 : 1;
+  },
+);

@@ -65,8 +65,14 @@ export function halfToNumber(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
-const INT_ARRAYS = { int32: Int32Array, uint32: Uint32Array, int16: Int16Array, uint16: Uint16Array,
-  int8: Int8Array, uint8: Uint8Array };
+const INT_ARRAYS = {
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+};
 
 // One seeded input tensor of `meta`'s type and `shape` (`Tensor`: the runtime's tensor class).
 export function makeTensor(Tensor, meta, shape, rand) {
@@ -89,7 +95,11 @@ export function makeTensor(Tensor, meta, shape, rand) {
     case 'bool':
       return new Tensor('bool', new Uint8Array(n).fill(1), shape);
     case 'string':
-      return new Tensor('string', Array.from({ length: n }, (_, i) => `s${i % 10}`), shape);
+      return new Tensor(
+        'string',
+        Array.from({ length: n }, (_, i) => `s${i % 10}`),
+        shape,
+      );
     default: {
       const zero = /token_type|segment/.test(name);
       const value = () => (isMask ? 1 : zero ? 0 : Math.floor(rand() * 10));
@@ -152,8 +162,17 @@ function indexToCoord(index, dims) {
  * index: a classifier's or a language model's top-1).
  */
 export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, atol = DEFAULTS.atol } = {}) {
-  const res = { name, type: expected.type, dims: [...expected.dims], size: expected.data.length,
-    maxAbsDiff: 0, maxRelDiff: 0, mismatches: 0, worst: null, error: null };
+  const res = {
+    name,
+    type: expected.type,
+    dims: [...expected.dims],
+    size: expected.data.length,
+    maxAbsDiff: 0,
+    maxRelDiff: 0,
+    mismatches: 0,
+    worst: null,
+    error: null,
+  };
   if (actual.type !== expected.type) {
     res.error = `type differs: original ${expected.type}, optimized ${actual.type}`;
     return res;
@@ -190,15 +209,19 @@ export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, a
       if (y > hi) hi = y;
     }
     if (exact) {
-      bad = a[i] !== b[i];   // bigint/int/bool/string: the raw values (no precision loss)
-      abs = !bad ? 0 : typeof x === 'number' && typeof y === 'number' && Number.isFinite(x - y) ? Math.abs(x - y) : Infinity;
+      bad = a[i] !== b[i]; // bigint/int/bool/string: the raw values (no precision loss)
+      abs = !bad
+        ? 0
+        : typeof x === 'number' && typeof y === 'number' && Number.isFinite(x - y)
+          ? Math.abs(x - y)
+          : Infinity;
       rel = !bad ? 0 : y ? abs / Math.abs(y) : Infinity;
     } else if (x === y || (Number.isNaN(x) && Number.isNaN(y))) {
       abs = 0;
       rel = 0;
       bad = false;
     } else if (!Number.isFinite(x) || !Number.isFinite(y)) {
-      abs = Infinity;   // NaN against a number, an infinity against a finite value or the other one
+      abs = Infinity; // NaN against a number, an infinity against a finite value or the other one
       rel = Infinity;
       bad = true;
     } else {
@@ -210,7 +233,7 @@ export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, a
     if (rel > res.maxRelDiff) res.maxRelDiff = rel;
     if (bad) {
       res.mismatches++;
-      const score = exact ? abs : abs - (atol + rtol * Math.abs(y));   // the excess over the tolerance
+      const score = exact ? abs : abs - (atol + rtol * Math.abs(y)); // the excess over the tolerance
       if (score > worstScore || Number.isNaN(score)) {
         worstScore = score;
         res.worst = { index: i, coord: indexToCoord(i, res.dims), expected: y, actual: x };
@@ -245,7 +268,8 @@ export function compareTensors(name, expected, actual, { rtol = DEFAULTS.rtol, a
 // each is released before the next is made, and the reference keeps only its outputs.
 
 const isBlob = (b) => typeof Blob !== 'undefined' && b instanceof Blob;
-const bytesOf = async (b) => (isBlob(b) ? new Uint8Array(await b.arrayBuffer()) : b instanceof ArrayBuffer ? new Uint8Array(b) : b);
+const bytesOf = async (b) =>
+  isBlob(b) ? new Uint8Array(await b.arrayBuffer()) : b instanceof ArrayBuffer ? new Uint8Array(b) : b;
 const sizeOf = (b) => (isBlob(b) ? b.size : b.byteLength);
 
 /** 'onnxruntime-web 1.30.0' */
@@ -287,8 +311,10 @@ async function open(ort, model, sessionOptions) {
     return await createSession(ort, read, { graphOptimizationLevel: 'disabled', ...sessionOptions });
   } catch (e) {
     const gib = (read.size ?? 0) / 2 ** 30;
-    const why = ort.env?.versions?.web && gib > 2
-      ? ` (${gib.toFixed(2)} GiB with its weights: onnxruntime-web runs in 32-bit WebAssembly, whose heap holds at most 4 GiB)` : '';
+    const why =
+      ort.env?.versions?.web && gib > 2
+        ? ` (${gib.toFixed(2)} GiB with its weights: onnxruntime-web runs in 32-bit WebAssembly, whose heap holds at most 4 GiB)`
+        : '';
     throw new Error(`cannot be loaded in ${runtimeName(ort)}: ${e?.message ?? e}${why}`, { cause: e });
   }
 }
@@ -333,10 +359,11 @@ export async function accuracyOf(ort, reference, model, { sessionOptions } = {})
     await session.release();
   }
   const outputs = reference.outputNames.map((name) => {
-    if (!got[name]) return { name, error: 'missing from this model\'s outputs' };
+    if (!got[name]) return { name, error: "missing from this model's outputs" };
     const c = compareTensors(name, reference.outputs[name], got[name]);
     const o = { name, type: c.type, dims: c.dims, maxAbsDiff: c.maxAbsDiff };
-    if ('cosine' in c) Object.assign(o, { relRange: c.relRange, cosine: c.cosine }, 'argmax' in c && { argmax: c.argmax });
+    if ('cosine' in c)
+      Object.assign(o, { relRange: c.relRange, cosine: c.cosine }, 'argmax' in c && { argmax: c.argmax });
     else o.mismatches = c.mismatches;
     if (c.error) o.error = c.error;
     return o;
@@ -357,5 +384,9 @@ export function worstOutput(acc) {
     const values = acc.outputs.filter((o) => o[key] !== undefined).map((o) => o[key]);
     return values.length ? pick(...values) : undefined;
   };
-  return { cosine: worst('cosine', Math.min), relRange: worst('relRange', Math.max), argmax: worst('argmax', Math.min) };
+  return {
+    cosine: worst('cosine', Math.min),
+    relRange: worst('relRange', Math.max),
+    argmax: worst('argmax', Math.min),
+  };
 }

@@ -1,5 +1,5 @@
 // Embind surface of the wasm module: a flat, pointers-and-strings boundary over
-// api/onnxfold.h, used by the hand-written JS layer in js/index.js (which turns
+// api/onnxfold.h, used by the hand-written JS layer in js/ (which turns
 // options into JSON, the report back into objects and copies bytes in and out),
 // so no Embind type leaks to users.
 //

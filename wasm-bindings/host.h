@@ -1,4 +1,4 @@
-// The one boundary between the JS layer (js/index.js) and the wasm module.
+// The one boundary between the JS layer (js/host.js: one call's host object) and the wasm module.
 //
 // Every export takes the model's size and a `host` object through which
 // everything goes (the model is source 0, read through it like the rest):

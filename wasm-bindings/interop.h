@@ -38,7 +38,7 @@ std::string guarded(F&& body, const std::function<bool()>& cancelled = {}) {
   throwJsError(message);
 }
 
-// The options object sent as JSON by js/index.js; null for "" or "null".
+// The options object sent as JSON by js/options.js; null for "" or "null".
 inline nlohmann::json parseOptions(const std::string& text) {
   if (text.empty()) return nullptr;
   nlohmann::json j;

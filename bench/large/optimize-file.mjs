@@ -12,12 +12,26 @@ const { report } = await optimizeFile(input, output);
 const passMs = {};
 for (const p of report.passes) passMs[p.pass] = (passMs[p.pass] ?? 0) + p.ms;
 const profile = {
-  compile_ms: report.host.compile_ms, instantiate_ms: report.host.instantiate_ms, call_ms: report.host.call_ms,
+  compile_ms: report.host.compile_ms,
+  instantiate_ms: report.host.instantiate_ms,
+  call_ms: report.host.call_ms,
   ...Object.fromEntries(Object.entries(report.timing_ms).map(([k, v]) => [`${k}_ms`, v])),
-  source_read_ms: report.io.source_read_ms, write_source_read_ms: report.io.write_source_read_ms,
-  sink_write_ms: report.io.sink_write_ms, sink_write_bytes: report.io.sink_write_bytes,
-  host_read_ms: report.host.read_ms, host_read_bytes: report.host.read_bytes, host_reads: report.host.reads,
-  host_write_ms: report.host.write_ms, host_write_bytes: report.host.write_bytes, host_copy_bytes: report.host.copy_bytes,
-  passes: Object.fromEntries(Object.entries(passMs).sort((a, b) => b[1] - a[1]).slice(0, 5)),
+  source_read_ms: report.io.source_read_ms,
+  write_source_read_ms: report.io.write_source_read_ms,
+  sink_write_ms: report.io.sink_write_ms,
+  sink_write_bytes: report.io.sink_write_bytes,
+  host_read_ms: report.host.read_ms,
+  host_read_bytes: report.host.read_bytes,
+  host_reads: report.host.reads,
+  host_write_ms: report.host.write_ms,
+  host_write_bytes: report.host.write_bytes,
+  host_copy_bytes: report.host.copy_bytes,
+  passes: Object.fromEntries(
+    Object.entries(passMs)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5),
+  ),
 };
-process.stdout.write(JSON.stringify({ ...report.memory, nodes: [report.before.nodes, report.after.nodes], profile }) + '\n');
+process.stdout.write(
+  JSON.stringify({ ...report.memory, nodes: [report.before.nodes, report.after.nodes], profile }) + '\n',
+);

@@ -25,15 +25,29 @@ const runs = args.includes('--runs') ? Number(args[args.indexOf('--runs') + 1]) 
 const downloadDir = args.includes('--download') ? resolve(args[args.indexOf('--download') + 1]) : undefined;
 const query = args.includes('--query') ? args[args.indexOf('--query') + 1] : '';
 const variants = args.includes('--variants');
-const files = readdirSync(dirname(model)).filter((f) => f.startsWith(basename(model))).map((f) => join(dirname(model), f)).sort();
+const files = readdirSync(dirname(model))
+  .filter((f) => f.startsWith(basename(model)))
+  .map((f) => join(dirname(model), f))
+  .sort();
 
 const server = await serveStatic({ root: resolve(here, '..', '..', 'build', 'web') });
 // A profile on disk, as a user's browser has: an incognito context (newContext) keeps the
 // site's storage in memory with a small quota, where a multi-GB result does not fit.
 const profile = mkdtempSync(join(tmpdir(), 'onnxfold-page-bench-'));
-const browser = await chromium.launchPersistentContext(profile, { executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium',
-  headless: true, acceptDownloads: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  acceptDownloads: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
 // Chromium's memory while the page works: every process under this one, sampled from
 // /proc every 250 ms; the peak of their total RSS and of the largest one (the worker's renderer).
 function descendants(root) {
@@ -42,7 +56,9 @@ function descendants(root) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       parent.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const out = [root];
   for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i]) out.push(pid);
@@ -64,7 +80,7 @@ const kindOf = (pid) => {
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     const type = cmd.find((a) => a.startsWith('--type='))?.slice(7);
     const sub = cmd.find((a) => a.startsWith('--utility-sub-type='))?.slice(19);
-    return sub ? `${type}:${sub}` : type ?? 'browser';
+    return sub ? `${type}:${sub}` : (type ?? 'browser');
   } catch {
     return '?';
   }
@@ -74,8 +90,14 @@ const sampler = setInterval(() => {
   // Chromium runs as this process's children (playwright's launch); this process not counted.
   const pids = descendants(process.pid).slice(1);
   const m = pids.map(rssOf);
-  memory.total = Math.max(memory.total, m.reduce((a, b) => a + b.rss, 0));
-  memory.anon = Math.max(memory.anon, m.reduce((a, b) => a + b.anon, 0));
+  memory.total = Math.max(
+    memory.total,
+    m.reduce((a, b) => a + b.rss, 0),
+  );
+  memory.anon = Math.max(
+    memory.anon,
+    m.reduce((a, b) => a + b.anon, 0),
+  );
   const rss = m.map((x) => x.rss);
   const i = rss.indexOf(Math.max(...rss));
   if (rss[i] > memory.largest) Object.assign(memory, { largest: rss[i], largestKind: kindOf(pids[i]) });
@@ -90,11 +112,17 @@ for (let r = 0; r < runs; r++) {
   await page.goto(query ? `${server.url}?${query}` : server.url);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 60_000 });
   await page.setInputFiles('#file', files);
-  await page.waitForFunction(() => document.body.dataset.model && ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
+  await page.waitForFunction(
+    () => document.body.dataset.model && ['ready', 'error'].includes(document.body.dataset.state),
+    null,
+    { timeout: 120_000 },
+  );
   const t0 = Date.now();
   if (variants) await page.locator('#variants-box summary').click();
   await page.click(variants ? '#variants' : '#run');
-  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 3_600_000 });
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, {
+    timeout: 3_600_000,
+  });
   const state = await page.evaluate(() => document.body.dataset.state);
   if (state !== 'done') throw new Error(await page.locator('#error').textContent());
   await page.locator(variants ? '#variants-table' : '#download').waitFor();
@@ -115,7 +143,20 @@ await browser.close();
 rmSync(profile, { recursive: true, force: true });
 await server.close();
 const sorted = [...times].sort((a, b) => a - b);
-console.log(JSON.stringify({ model: basename(model), query, variants, files: files.map((f) => basename(f)), seconds: times,
-  median: sorted[Math.floor(sorted.length / 2)], peakHeapMB: heap / 2 ** 20, storedMB: spill / 2 ** 20,
-  chromiumPeakRssMB: memory.total / 2 ** 20, chromiumPeakAnonMB: memory.anon / 2 ** 20, largestProcessPeakRssMB: memory.largest / 2 ** 20,
-  largestProcess: memory.largestKind, profile: lastProfile }));
+console.log(
+  JSON.stringify({
+    model: basename(model),
+    query,
+    variants,
+    files: files.map((f) => basename(f)),
+    seconds: times,
+    median: sorted[Math.floor(sorted.length / 2)],
+    peakHeapMB: heap / 2 ** 20,
+    storedMB: spill / 2 ** 20,
+    chromiumPeakRssMB: memory.total / 2 ** 20,
+    chromiumPeakAnonMB: memory.anon / 2 ** 20,
+    largestProcessPeakRssMB: memory.largest / 2 ** 20,
+    largestProcess: memory.largestKind,
+    profile: lastProfile,
+  }),
+);

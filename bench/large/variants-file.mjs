@@ -8,8 +8,11 @@ import { variantsFile } from '../../js/index.js';
 const [input, outDir] = process.argv.slice(2);
 const { variants } = await variantsFile(input, outDir);
 const ms = (r) => Math.round(r.timing_ms.read + r.timing_ms.optimize + r.timing_ms.write);
-process.stdout.write(JSON.stringify({
-  written_bytes: variants.reduce((n, v) => n + v.bytes, 0), variants: variants.length,
-  peak_heap_bytes: Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)),
-  ms: Object.fromEntries(variants.map((v) => [v.dtype, ms(v.report)])),
-}) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    written_bytes: variants.reduce((n, v) => n + v.bytes, 0),
+    variants: variants.length,
+    peak_heap_bytes: Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)),
+    ms: Object.fromEntries(variants.map((v) => [v.dtype, ms(v.report)])),
+  }) + '\n',
+);

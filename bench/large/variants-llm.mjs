@@ -34,26 +34,52 @@ if (process.argv[2] === '--child') {
   const [model, promptJson, logitsOut, threads] = process.argv.slice(3);
   const p = JSON.parse(promptJson);
   const t0 = performance.now();
-  const session = await ort.InferenceSession.create(model, { executionProviders: ['cpu'], intraOpNumThreads: Number(threads),
-    interOpNumThreads: 1, logSeverityLevel: 3 });
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: Number(threads),
+    interOpNumThreads: 1,
+    logSeverityLevel: 3,
+  });
   const t1 = performance.now();
-  const out = await session.run({ input_ids: new ort.Tensor('int64', BigInt64Array.from(p.data, BigInt), p.dims) });
+  const out = await session.run({
+    input_ids: new ort.Tensor('int64', BigInt64Array.from(p.data, BigInt), p.dims),
+  });
   const t2 = performance.now();
   const logits = out.logits;
-  writeFileSync(logitsOut, new Uint8Array(logits.data.buffer, logits.data.byteOffset, logits.data.byteLength));
+  writeFileSync(
+    logitsOut,
+    new Uint8Array(logits.data.buffer, logits.data.byteOffset, logits.data.byteLength),
+  );
   await session.release();
-  process.stdout.write(JSON.stringify({ loadMs: t1 - t0, runMs: t2 - t1, type: logits.type, dims: logits.dims,
-    peakRssMiB: process.resourceUsage().maxRSS / 1024 }));
+  process.stdout.write(
+    JSON.stringify({
+      loadMs: t1 - t0,
+      runMs: t2 - t1,
+      type: logits.type,
+      dims: logits.dims,
+      peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    }),
+  );
   process.exit(0);
 }
 
-const { values: opt, positionals } = parseArgs({ allowPositionals: true, options: {
-  name: { type: 'string' }, seq: { type: 'string', default: '16' }, seed: { type: 'string', default: '1' },
-  'no-web': { type: 'boolean', default: false }, 'no-node': { type: 'boolean', default: false },
-  threads: { type: 'string', default: '1' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
-} });
+const { values: opt, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    name: { type: 'string' },
+    seq: { type: 'string', default: '16' },
+    seed: { type: 'string', default: '1' },
+    'no-web': { type: 'boolean', default: false },
+    'no-node': { type: 'boolean', default: false },
+    threads: { type: 'string', default: '1' },
+    json: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
 if (opt.help || positionals.length !== 2) {
-  console.error('usage: variants-llm.mjs DECODER.onnx VARIANTS_DIR [--name NAME] [--seq N] [--seed N] [--no-web] [--no-node] [--threads N] [--json FILE]');
+  console.error(
+    'usage: variants-llm.mjs DECODER.onnx VARIANTS_DIR [--name NAME] [--seq N] [--seed N] [--no-web] [--no-node] [--threads N] [--json FILE]',
+  );
   process.exit(opt.help ? 0 : 2);
 }
 const [decoder, dir] = positionals.map((p) => resolve(p));
@@ -64,21 +90,33 @@ const log = (...a) => console.error(...a);
 
 const name = opt.name ?? basename(decoder).replace(/\.onnx$/, '');
 const filesOf = (folder, file) => readdirSync(folder).filter((f) => f.startsWith(file));
-const bytesOf = (folder, file) => filesOf(folder, file).reduce((n, f) => n + statSync(join(folder, f)).size, 0);
-const variants = (await variantSchema()).map(({ dtype, file }) => ({ dtype, file: `${name}${file.slice('model'.length)}` }))
+const bytesOf = (folder, file) =>
+  filesOf(folder, file).reduce((n, f) => n + statSync(join(folder, f)).size, 0);
+const variants = (await variantSchema())
+  .map(({ dtype, file }) => ({ dtype, file: `${name}${file.slice('model'.length)}` }))
   .filter((v) => existsSync(join(dir, v.file)))
   .map((v) => ({ ...v, bytes: bytesOf(dir, v.file) }));
 if (!variants.length) {
-  console.error(`no variant of '${name}' in ${dir} (${name}.onnx, ${name}_fp16.onnx, ...; --name sets the name)`);
+  console.error(
+    `no variant of '${name}' in ${dir} (${name}.onnx, ${name}_fp16.onnx, ...; --name sets the name)`,
+  );
   process.exit(2);
 }
 // The decoder's data files are those beside it whose names start with its own.
-const original = { dtype: 'original', file: basename(decoder), dir: dirname(decoder), bytes: bytesOf(dirname(decoder), basename(decoder)) };
+const original = {
+  dtype: 'original',
+  file: basename(decoder),
+  dir: dirname(decoder),
+  bytes: bytesOf(dirname(decoder), basename(decoder)),
+};
 
 // The prompt: ids spread over the vocabulary (the logits' last dim, from the model's summary).
 const { inspect } = await import('../../js/index.js');
-const externalData = Object.fromEntries(filesOf(original.dir, original.file).filter((f) => f !== original.file)
-  .map((f) => [f, join(original.dir, f)]));
+const externalData = Object.fromEntries(
+  filesOf(original.dir, original.file)
+    .filter((f) => f !== original.file)
+    .map((f) => [f, join(original.dir, f)]),
+);
 const summary = await inspect(decoder, { externalData });
 const vocab = Number(/,(\d+)\]$/.exec(summary.outputs.find((o) => o.name === 'logits')?.type ?? '')?.[1]);
 if (!Number.isInteger(vocab) || vocab <= 0) {
@@ -95,9 +133,20 @@ let reference = null;
 
 function nodeRun(v, folder) {
   const logitsOut = join(scratch, `${v.dtype}.f32`);
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', join(folder, v.file), promptJson, logitsOut, opt.threads],
-    { encoding: 'utf8', maxBuffer: 1 << 24, cwd: repoRoot });
-  if (r.status !== 0) return { error: (r.stderr || r.signal || `exit ${r.status}`).trim().split('\n').slice(-2).join(' | ').slice(0, 300) };
+  const r = spawnSync(
+    process.execPath,
+    [fileURLToPath(import.meta.url), '--child', join(folder, v.file), promptJson, logitsOut, opt.threads],
+    { encoding: 'utf8', maxBuffer: 1 << 24, cwd: repoRoot },
+  );
+  if (r.status !== 0)
+    return {
+      error: (r.stderr || r.signal || `exit ${r.status}`)
+        .trim()
+        .split('\n')
+        .slice(-2)
+        .join(' | ')
+        .slice(0, 300),
+    };
   const res = JSON.parse(r.stdout);
   const bytes = readFileSync(logitsOut);
   rmSync(logitsOut);
@@ -120,12 +169,37 @@ if (ref.error) {
 }
 reference = ref.logits;
 if (!opt['no-node']) {
-  rows.push(judge({ runtime: 'node', dtype: 'original', bytes: original.bytes, loadMs: ref.loadMs, runMs: ref.runMs, peakRssMiB: ref.peakRssMiB }, ref.logits));
+  rows.push(
+    judge(
+      {
+        runtime: 'node',
+        dtype: 'original',
+        bytes: original.bytes,
+        loadMs: ref.loadMs,
+        runMs: ref.runMs,
+        peakRssMiB: ref.peakRssMiB,
+      },
+      ref.logits,
+    ),
+  );
   for (const v of variants) {
     log(`${v.dtype}: onnxruntime-node`);
     const r = nodeRun(v, dir);
-    rows.push(r.error ? { runtime: 'node', dtype: v.dtype, bytes: v.bytes, error: r.error }
-      : judge({ runtime: 'node', dtype: v.dtype, bytes: v.bytes, loadMs: r.loadMs, runMs: r.runMs, peakRssMiB: r.peakRssMiB }, r.logits));
+    rows.push(
+      r.error
+        ? { runtime: 'node', dtype: v.dtype, bytes: v.bytes, error: r.error }
+        : judge(
+            {
+              runtime: 'node',
+              dtype: v.dtype,
+              bytes: v.bytes,
+              loadMs: r.loadMs,
+              runMs: r.runMs,
+              peakRssMiB: r.peakRssMiB,
+            },
+            r.logits,
+          ),
+    );
   }
 }
 
@@ -135,9 +209,18 @@ function renderers() {
   const cmd = new Map();
   for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     try {
-      parent.set(Number(p), Number(readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]));
+      parent.set(
+        Number(p),
+        Number(
+          readFileSync(`/proc/${p}/stat`, 'utf8')
+            .replace(/^.*\) /, '')
+            .split(' ')[1],
+        ),
+      );
       cmd.set(Number(p), readFileSync(`/proc/${p}/cmdline`, 'utf8'));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const ours = (pid) => {
     for (let p = pid, i = 0; p > 1 && i < 64; p = parent.get(p), i++) if (p === process.pid) return true;
@@ -149,7 +232,9 @@ function renderers() {
     try {
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (hwm) out.set(pid, Number(hwm[1]) / 1024);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -171,16 +256,22 @@ if (!opt['no-web']) {
     for (const v of [original, ...variants]) {
       const folder = v.dir ?? dir;
       if (v.bytes >= WASM32_MEMORY) {
-        rows.push({ runtime: 'web', dtype: v.dtype, bytes: v.bytes,
-          error: `cannot load: ${(v.bytes / 1e9).toFixed(2)} GB of weights, more than wasm32's 4 GiB memory that onnxruntime-web copies them into` });
+        rows.push({
+          runtime: 'web',
+          dtype: v.dtype,
+          bytes: v.bytes,
+          error: `cannot load: ${(v.bytes / 1e9).toFixed(2)} GB of weights, more than wasm32's 4 GiB memory that onnxruntime-web copies them into`,
+        });
         continue;
       }
       const linkDir = join(served, v.dtype);
       mkdirSync(linkDir);
       const files = filesOf(folder, v.file);
       for (const f of files) symlinkSync(join(folder, f), join(linkDir, f));
-      const model = { url: servedUrl(join(linkDir, v.file)),
-        data: files.filter((f) => f !== v.file).map((f) => ({ name: f, url: servedUrl(join(linkDir, f)) })) };
+      const model = {
+        url: servedUrl(join(linkDir, v.file)),
+        data: files.filter((f) => f !== v.file).map((f) => ({ name: f, url: servedUrl(join(linkDir, f)) })),
+      };
       log(`${v.dtype}: onnxruntime-web`);
       const before = new Set(renderers().keys());
       const page = await browser.newPage();
@@ -189,8 +280,17 @@ if (!opt['no-web']) {
       try {
         page.on('pageerror', (e) => log(`page error: ${e.message}`));
         await page.goto(new URL('/web/serve.mjs', server.url).href);
-        const inputs = { input_ids: { type: 'int64', data: Array.from(prompt.data, String), dims: prompt.dims } };
-        r = (await page.evaluate(runInPage, { ortUrl: servedUrl(ORT_WEB), models: { [v.dtype]: model }, inputs, packed: true }))[v.dtype];
+        const inputs = {
+          input_ids: { type: 'int64', data: Array.from(prompt.data, String), dims: prompt.dims },
+        };
+        r = (
+          await page.evaluate(runInPage, {
+            ortUrl: servedUrl(ORT_WEB),
+            models: { [v.dtype]: model },
+            inputs,
+            packed: true,
+          })
+        )[v.dtype];
         const mine = [...renderers()].filter(([pid]) => !before.has(pid)).map(([, mib]) => mib);
         rss = mine.length ? Math.max(...mine) : null;
       } catch (e) {
@@ -199,8 +299,21 @@ if (!opt['no-web']) {
         await page.close().catch(() => {});
       }
       rmSync(linkDir, { recursive: true, force: true });
-      rows.push(r.error ? { runtime: 'web', dtype: v.dtype, bytes: v.bytes, error: r.error.slice(0, 300) }
-        : judge({ runtime: 'web', dtype: v.dtype, bytes: v.bytes, loadMs: r.loadMs, runMs: r.runMs, peakRssMiB: rss }, unpack(r.outputs.logits.packed)));
+      rows.push(
+        r.error
+          ? { runtime: 'web', dtype: v.dtype, bytes: v.bytes, error: r.error.slice(0, 300) }
+          : judge(
+              {
+                runtime: 'web',
+                dtype: v.dtype,
+                bytes: v.bytes,
+                loadMs: r.loadMs,
+                runMs: r.runMs,
+                peakRssMiB: rss,
+              },
+              unpack(r.outputs.logits.packed),
+            ),
+      );
     }
   } finally {
     await browser.close();
@@ -209,17 +322,30 @@ if (!opt['no-web']) {
 }
 
 const fmt = (x, d) => (Number.isFinite(x) ? x.toFixed(d) : '-');
-const lines = [`${decoder} (${(original.bytes / 1e9).toFixed(2)} GB), variants in ${dir}; prompt: ${prompt.dims[1]} ids (seed ${opt.seed}) ` +
-  `over a vocabulary of ${vocab}; ${opt.threads} thread(s); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`, '',
-'| runtime | variant | MB | load ms | run ms | cosine | argmax agreement | max \\|diff\\| / range | peak RSS MiB |',
-'|---|---|---:|---:|---:|---:|---:|---:|---:|'];
+const lines = [
+  `${decoder} (${(original.bytes / 1e9).toFixed(2)} GB), variants in ${dir}; prompt: ${prompt.dims[1]} ids (seed ${opt.seed}) ` +
+    `over a vocabulary of ${vocab}; ${opt.threads} thread(s); load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')} at the end`,
+  '',
+  '| runtime | variant | MB | load ms | run ms | cosine | argmax agreement | max \\|diff\\| / range | peak RSS MiB |',
+  '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+];
 for (const r of rows) {
   if (r.error) {
-    lines.push(`| ${r.runtime} | ${r.dtype} | ${fmt(r.bytes / 1e6, 1)} | | | | | ${r.error.replaceAll('|', '\\|')} | |`);
+    lines.push(
+      `| ${r.runtime} | ${r.dtype} | ${fmt(r.bytes / 1e6, 1)} | | | | | ${r.error.replaceAll('|', '\\|')} | |`,
+    );
     continue;
   }
-  lines.push(`| ${r.runtime} | ${r.dtype} | ${fmt(r.bytes / 1e6, 1)} | ${fmt(r.loadMs, 0)} | ${fmt(r.runMs, 0)} | ${fmt(r.cosine, 6)} | ` +
-    `${fmt(r.argmax, 3)} | ${r.rel === undefined ? '-' : r.rel.toExponential(2)} | ${fmt(r.peakRssMiB, 0)} |`);
+  lines.push(
+    `| ${r.runtime} | ${r.dtype} | ${fmt(r.bytes / 1e6, 1)} | ${fmt(r.loadMs, 0)} | ${fmt(r.runMs, 0)} | ${fmt(r.cosine, 6)} | ` +
+      `${fmt(r.argmax, 3)} | ${r.rel === undefined ? '-' : r.rel.toExponential(2)} | ${fmt(r.peakRssMiB, 0)} |`,
+  );
 }
 console.log(lines.join('\n'));
-if (opt.json) writeFileSync(opt.json, `${JSON.stringify({ decoder, dir, vocab, prompt: { seed: Number(opt.seed), dims: prompt.dims }, rows }, null, 1)}\n`);
+if (opt.json)
+  writeFileSync(
+    opt.json,
+    `${JSON.stringify({ decoder, dir, vocab, prompt: { seed: Number(opt.seed), dims: prompt.dims }, rows }, null, 1)}\n`,
+  );

@@ -10,7 +10,14 @@
 // results.json to --out-dir (default: bench/peers). A reported benchmark, not a timed test.
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -20,7 +27,8 @@ import { parseArgs } from 'node:util';
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
 
-const usage = 'usage: run.mjs [--models DIR] [--model SUBSTR ...] [--tools a,b,...] [--runs N] ' +
+const usage =
+  'usage: run.mjs [--models DIR] [--model SUBSTR ...] [--tools a,b,...] [--runs N] ' +
   '[--timeout S] [--oracle-timeout S] [--no-oracle] [--out-dir DIR] [--keep]';
 let args;
 try {
@@ -58,8 +66,9 @@ const positiveNumber = (s, name) => {
 const RUNS = Math.round(positiveNumber(opt.runs, 'runs'));
 const TIMEOUT_MS = positiveNumber(opt.timeout, 'timeout') * 1000;
 const ORACLE_TIMEOUT_MS = positiveNumber(opt['oracle-timeout'], 'oracle-timeout') * 1000;
-const modelsDir = resolve(opt.models || process.env.ONNXFOLD_SHARED_MODELS ||
-  resolve(repoRoot, '..', 'shared', 'models'));
+const modelsDir = resolve(
+  opt.models || process.env.ONNXFOLD_SHARED_MODELS || resolve(repoRoot, '..', 'shared', 'models'),
+);
 const outDir = resolve(opt['out-dir'] || here);
 const cli = resolve(process.env.ONNXFOLD_CLI || resolve(repoRoot, 'build', 'native', 'onnxfold'));
 const wasmModule = resolve(process.env.ONNXFOLD_WASM_MODULE || resolve(repoRoot, 'dist', 'onnxfold.mjs'));
@@ -74,42 +83,59 @@ const script = (name) => resolve(here, name);
 const resolvable = (pkg) => existsSync(resolve(repoRoot, 'node_modules', pkg, 'package.json'));
 const ALL_TOOLS = [
   {
-    id: 'floor', label: 'floor (node read+write)',
+    id: 'floor',
+    label: 'floor (node read+write)',
     cmd: (i, o) => [node, script('floor.mjs'), i, o],
     missing: () => null,
   },
   {
-    id: 'onnxfold-native', label: 'onnxfold native CLI',
+    id: 'onnxfold-native',
+    label: 'onnxfold native CLI',
     cmd: (i, o) => [cli, 'optimize', i, '-o', o, '-q'],
-    missing: () => (existsSync(cli) ? null : `${cli} not built (cmake --preset native && cmake --build --preset native)`),
+    missing: () =>
+      existsSync(cli) ? null : `${cli} not built (cmake --preset native && cmake --build --preset native)`,
   },
   {
-    id: 'onnxfold-wasm', label: 'onnxfold wasm (node)',
+    id: 'onnxfold-wasm',
+    label: 'onnxfold wasm (node)',
     cmd: (i, o) => [node, script('onnxfold-wasm.mjs'), i, o],
-    missing: () => (existsSync(wasmModule) ? null : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`),
+    missing: () =>
+      existsSync(wasmModule)
+        ? null
+        : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`,
   },
   {
     // The same process with V8 kept on its baseline compiler (Liftoff): a one-shot run ends before
     // TurboFan's tier-up (compiled in background threads that compete for the cores) pays back.
-    id: 'onnxfold-wasm-liftoff', label: 'onnxfold wasm (node --liftoff-only)',
+    id: 'onnxfold-wasm-liftoff',
+    label: 'onnxfold wasm (node --liftoff-only)',
     cmd: (i, o) => [node, '--liftoff-only', script('onnxfold-wasm.mjs'), i, o],
-    missing: () => (existsSync(wasmModule) ? null : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`),
+    missing: () =>
+      existsSync(wasmModule)
+        ? null
+        : `${wasmModule} not built (cmake --preset wasm && cmake --build --preset wasm)`,
   },
   {
-    id: 'onnxsim', label: 'onnxsim (npm, wasm)',
+    id: 'onnxsim',
+    label: 'onnxsim (npm, wasm)',
     cmd: (i, o) => [node, script('onnxsim.mjs'), i, o],
     missing: () => (resolvable('onnxsim') ? null : 'npm package onnxsim not installed (npm ci)'),
   },
   {
-    id: 'ort-basic', label: 'onnxruntime-node basic',
+    id: 'ort-basic',
+    label: 'onnxruntime-node basic',
     cmd: (i, o) => [node, script('ort-basic.mjs'), i, o],
-    missing: () => (resolvable('onnxruntime-node') ? null : 'npm package onnxruntime-node not installed (npm ci)'),
+    missing: () =>
+      resolvable('onnxruntime-node') ? null : 'npm package onnxruntime-node not installed (npm ci)',
   },
 ];
 const PEERS = ['onnxsim', 'ort-basic'];
 let tools = ALL_TOOLS;
 if (opt.tools) {
-  const want = opt.tools.split(',').map((s) => s.trim()).filter(Boolean);
+  const want = opt.tools
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const w of want) {
     if (!ALL_TOOLS.some((t) => t.id === w)) {
       console.error(`unknown tool ${w}; known: ${ALL_TOOLS.map((t) => t.id).join(', ')}`);
@@ -126,7 +152,9 @@ if (!existsSync(modelsDir)) {
   console.error(`models folder ${modelsDir} not found (--models DIR)`);
   process.exit(2);
 }
-let models = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort();
+let models = readdirSync(modelsDir)
+  .filter((f) => f.endsWith('.onnx'))
+  .sort();
 if (opt.model) models = models.filter((m) => opt.model.some((s) => m.includes(s)));
 if (models.length === 0) {
   console.error(`no .onnx models in ${modelsDir}${opt.model ? ' matching --model' : ''}`);
@@ -141,7 +169,8 @@ function runTimed(argv, timeoutMs, timeFile) {
   return new Promise((resolveRun) => {
     const t0 = process.hrtime.bigint();
     const child = spawn(TIME, ['-o', timeFile, '-f', '%e %M %U %S', ...argv], {
-      stdio: ['ignore', 'ignore', 'pipe'], detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
     });
     let stderr = '';
     child.stderr.on('data', (d) => {
@@ -151,7 +180,11 @@ function runTimed(argv, timeoutMs, timeFile) {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
@@ -160,7 +193,9 @@ function runTimed(argv, timeoutMs, timeFile) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-      let rssMB = null; let userS = null; let sysS = null;
+      let rssMB = null;
+      let userS = null;
+      let sysS = null;
       try {
         // A child killed by a signal makes time print "Command terminated by signal N" first.
         const line = readFileSync(timeFile, 'utf8').trim().split('\n').pop();
@@ -168,14 +203,18 @@ function runTimed(argv, timeoutMs, timeFile) {
         if (Number.isFinite(kb)) rssMB = kb / 1024;
         if (Number.isFinite(u)) userS = u;
         if (Number.isFinite(s)) sysS = s;
-      } catch { /* no time file: killed */ }
+      } catch {
+        /* no time file: killed */
+      }
       resolveRun({ code, signal, timedOut, wallS, rssMB, userS, sysS, stderr });
     });
   });
 }
 
 function lastLine(text, max = 200) {
-  const lines = String(text).split('\n').map((l) => l.trim())
+  const lines = String(text)
+    .split('\n')
+    .map((l) => l.trim())
     .filter((l) => l && !/^Command (exited|terminated)/.test(l));
   const l = lines.pop() || '';
   return l.length > max ? `${l.slice(0, max - 3)}...` : l;
@@ -188,7 +227,11 @@ const median = (xs) => {
 };
 
 function countNodes(file) {
-  const r = spawnSync(cli, ['info', file, '--json'], { encoding: 'utf8', timeout: 120000, maxBuffer: 64 << 20 });
+  const r = spawnSync(cli, ['info', file, '--json'], {
+    encoding: 'utf8',
+    timeout: 120000,
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) return { nodes: null, error: lastLine(r.stderr || r.error?.message || 'info failed') };
   try {
     return { nodes: JSON.parse(r.stdout).nodes };
@@ -200,20 +243,30 @@ function countNodes(file) {
 function runOracle(orig, out) {
   return new Promise((resolveRun) => {
     const child = spawn(node, [resolve(repoRoot, 'tests', 'node', 'check-equivalence.mjs'), orig, out], {
-      stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let text = '';
-    child.stdout.on('data', (d) => { text += d; });
-    child.stderr.on('data', (d) => { text += d; });
+    child.stdout.on('data', (d) => {
+      text += d;
+    });
+    child.stderr.on('data', (d) => {
+      text += d;
+    });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }, ORACLE_TIMEOUT_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
       const message = lastLine(text, 1000).replace(/^(OK|FAIL): \S+ vs \S+: /, '');
-      if (timedOut) resolveRun({ result: 'error', message: `oracle timed out after ${ORACLE_TIMEOUT_MS / 1000} s` });
+      if (timedOut)
+        resolveRun({ result: 'error', message: `oracle timed out after ${ORACLE_TIMEOUT_MS / 1000} s` });
       else if (code === 0) resolveRun({ result: 'ok', message });
       else if (code === 1) resolveRun({ result: 'FAIL', message });
       else resolveRun({ result: 'error', message });
@@ -227,13 +280,19 @@ function toolVersions() {
   v['onnxfold-native'] = r.status === 0 ? r.stdout.trim() : null;
   for (const pkg of ['onnxsim', 'onnxruntime-node', 'onnxruntime-web']) {
     try {
-      v[pkg] = JSON.parse(readFileSync(resolve(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')).version;
-    } catch { v[pkg] = null; }
+      v[pkg] = JSON.parse(
+        readFileSync(resolve(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8'),
+      ).version;
+    } catch {
+      v[pkg] = null;
+    }
   }
   v.node = process.version;
   const g = spawnSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
   v.git = g.status === 0 ? g.stdout.trim() : null;
-  const dirty = spawnSync('git', ['-C', repoRoot, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' });
+  const dirty = spawnSync('git', ['-C', repoRoot, 'status', '--porcelain', '--untracked-files=no'], {
+    encoding: 'utf8',
+  });
   if (dirty.status === 0 && dirty.stdout.trim()) v.git += ' (+ uncommitted changes)';
   const mtime = (f) => (existsSync(f) ? statSync(f).mtime.toISOString() : null);
   v.cliBuilt = mtime(cli);
@@ -258,8 +317,10 @@ const env = {
   cli,
   wasmModule,
 };
-log(`bench/peers: ${models.length} model(s), ${tools.length} tool(s), ${RUNS} run(s) each, ` +
-  `timeout ${TIMEOUT_MS / 1000} s; work dir ${work}; load ${env.loadavgStart.join(' ')}`);
+log(
+  `bench/peers: ${models.length} model(s), ${tools.length} tool(s), ${RUNS} run(s) each, ` +
+    `timeout ${TIMEOUT_MS / 1000} s; work dir ${work}; load ${env.loadavgStart.join(' ')}`,
+);
 
 const results = [];
 try {
@@ -294,8 +355,10 @@ try {
           continue;
         }
         runs[t.id].push(r);
-        log(`  ${t.id.padEnd(16)} run ${rep + 1}: ${r.wallS.toFixed(3)} s, ` +
-          `${r.rssMB === null ? '?' : r.rssMB.toFixed(1)} MB`);
+        log(
+          `  ${t.id.padEnd(16)} run ${rep + 1}: ${r.wallS.toFixed(3)} s, ` +
+            `${r.rssMB === null ? '?' : r.rssMB.toFixed(1)} MB`,
+        );
       }
     }
     for (const t of tools) {
@@ -361,15 +424,21 @@ const esc = (s) => String(s).replace(/\|/g, '\\|');
 const geomean = (xs) => (xs.length ? Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length) : null);
 
 const lines = [];
-lines.push(`Run ${env.date}: ${env.cpus} × ${env.cpuModel}, ${env.memGiB} GiB, load average ` +
-  `${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end; ` +
-  `median of ${RUNS} run(s) per tool per model, timeout ${env.timeoutS} s; ${env.elapsedS} s in all.`);
+lines.push(
+  `Run ${env.date}: ${env.cpus} × ${env.cpuModel}, ${env.memGiB} GiB, load average ` +
+    `${env.loadavgStart.join(' ')} at start, ${env.loadavgEnd.join(' ')} at end; ` +
+    `median of ${RUNS} run(s) per tool per model, timeout ${env.timeoutS} s; ${env.elapsedS} s in all.`,
+);
 const v = env.versions;
-lines.push(`Versions: ${v['onnxfold-native'] || 'onnxfold ?'} (repo at git ${v.git}; CLI ${env.cli} built ${v.cliBuilt}, ` +
-  `wasm ${env.wasmModule} built ${v.wasmBuilt}), onnxsim ${v.onnxsim}, onnxruntime-node ${v['onnxruntime-node']}, ` +
-  `onnxruntime-web ${v['onnxruntime-web']}, node ${v.node}.`);
+lines.push(
+  `Versions: ${v['onnxfold-native'] || 'onnxfold ?'} (repo at git ${v.git}; CLI ${env.cli} built ${v.cliBuilt}, ` +
+    `wasm ${env.wasmModule} built ${v.wasmBuilt}), onnxsim ${v.onnxsim}, onnxruntime-node ${v['onnxruntime-node']}, ` +
+    `onnxruntime-web ${v['onnxruntime-web']}, node ${v.node}.`,
+);
 lines.push('');
-lines.push('| model | tool | status | wall s | ×floor | ×onnxsim | ×ORT | peak RSS MB | RSS ×floor | nodes out (in) | MB out (in) | oracle |');
+lines.push(
+  '| model | tool | status | wall s | ×floor | ×onnxsim | ×ORT | peak RSS MB | RSS ×floor | nodes out (in) | MB out (in) | oracle |',
+);
 lines.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|');
 for (const e of results) {
   for (const t of tools) {
@@ -380,10 +449,12 @@ for (const e of results) {
       continue;
     }
     const ratio = r.ratio || {};
-    lines.push(`| ${name} | ${t.id} | ok | ${fmt(r.wallS, 3)} | ${fmtX(ratio.floor?.wall)} | ` +
-      `${fmtX(ratio.onnxsim?.wall)} | ${fmtX(ratio['ort-basic']?.wall)} | ${fmt(r.rssMB, 1)} | ` +
-      `${fmtX(ratio.floor?.rss)} | ${r.nodesOut ?? '?'} (${e.nodesIn ?? '?'}) | ${mb(r.bytesOut)} (${mb(e.bytesIn)}) | ` +
-      `${esc(r.oracle ?? '–')} |`);
+    lines.push(
+      `| ${name} | ${t.id} | ok | ${fmt(r.wallS, 3)} | ${fmtX(ratio.floor?.wall)} | ` +
+        `${fmtX(ratio.onnxsim?.wall)} | ${fmtX(ratio['ort-basic']?.wall)} | ${fmt(r.rssMB, 1)} | ` +
+        `${fmtX(ratio.floor?.rss)} | ${r.nodesOut ?? '?'} (${e.nodesIn ?? '?'}) | ${mb(r.bytesOut)} (${mb(e.bytesIn)}) | ` +
+        `${esc(r.oracle ?? '–')} |`,
+    );
   }
 }
 // Summary: geometric means over the models where both tools succeeded.
@@ -398,15 +469,21 @@ for (const t of tools) {
   const cells = [];
   summary[t.id] = {};
   for (const c of cols) {
-    if (c.id === t.id) { cells.push('1'); continue; }
-    const w = []; const m = [];
+    if (c.id === t.id) {
+      cells.push('1');
+      continue;
+    }
+    const w = [];
+    const m = [];
     for (const e of results) {
-      const a = e.tools[t.id]; const b = e.tools[c.id];
+      const a = e.tools[t.id];
+      const b = e.tools[c.id];
       if (a?.status !== 'ok' || b?.status !== 'ok') continue;
       w.push(a.wallS / b.wallS);
       if (a.rssMB && b.rssMB) m.push(a.rssMB / b.rssMB);
     }
-    const gw = geomean(w); const gm = geomean(m);
+    const gw = geomean(w);
+    const gm = geomean(m);
     summary[t.id][c.id] = { wall: gw, rss: gm, models: w.length };
     cells.push(gw === null ? '–' : `${gw.toFixed(2)}× (${gm === null ? '–' : `${gm.toFixed(2)}×`})`);
   }
@@ -420,7 +497,8 @@ const notes = [];
 for (const e of results) {
   for (const t of tools) {
     const r = e.tools[t.id];
-    if (r?.oracle && !['ok', 'same bytes'].includes(r.oracle)) notes.push(`- ${e.model}, ${t.id}: oracle ${r.oracle}: ${esc(r.oracleMessage ?? '')}`);
+    if (r?.oracle && !['ok', 'same bytes'].includes(r.oracle))
+      notes.push(`- ${e.model}, ${t.id}: oracle ${r.oracle}: ${esc(r.oracleMessage ?? '')}`);
     if (r?.nodesError) notes.push(`- ${e.model}, ${t.id}: nodes not counted: ${esc(r.nodesError)}`);
   }
 }
@@ -434,5 +512,8 @@ const md = `${lines.join('\n')}\n`;
 process.stdout.write(md);
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, 'results.md'), md);
-writeFileSync(join(outDir, 'results.json'), `${JSON.stringify({ env, tools: tools.map((t) => ({ id: t.id, label: t.label })), results, summary }, null, 2)}\n`);
+writeFileSync(
+  join(outDir, 'results.json'),
+  `${JSON.stringify({ env, tools: tools.map((t) => ({ id: t.id, label: t.label })), results, summary }, null, 2)}\n`,
+);
 log(`\nwrote ${join(outDir, 'results.md')} and ${join(outDir, 'results.json')}`);

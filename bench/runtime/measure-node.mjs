@@ -13,6 +13,10 @@ import { SESSION_OPTIONS as SESSION } from './session-options.mjs';
 import { timeModels } from './timing.mjs';
 
 const { variants, ...options } = JSON.parse(process.argv[2]);
-const result = await timeModels(variants, { ...options, create: (v) => ort.InferenceSession.create(v.path, SESSION),
-  makeInputs, Tensor: ort.Tensor });
+const result = await timeModels(variants, {
+  ...options,
+  create: (v) => ort.InferenceSession.create(v.path, SESSION),
+  makeInputs,
+  Tensor: ort.Tensor,
+});
 process.stdout.write(JSON.stringify(result));

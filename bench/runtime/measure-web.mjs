@@ -6,13 +6,24 @@ import { relative } from 'node:path';
 import { chromium } from 'playwright-core';
 import { serveStatic } from '../../web/serve.mjs';
 
-const ARGS = ['--no-sandbox', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-webgpu'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--enable-unsafe-webgpu',
+];
 
 /** Starts Chromium and the server; returns { measure(variants, options), close() }. */
 export async function openBrowser(repoRoot) {
   const server = await serveStatic({ root: repoRoot });
-  const browser = await chromium.launch({ executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ARGS });
+  const browser = await chromium.launch({
+    executablePath: process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ARGS,
+  });
   const url = (p) => `/${relative(repoRoot, p).split('\\').join('/')}`;
   return {
     version: browser.version(),

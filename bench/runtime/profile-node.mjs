@@ -35,7 +35,11 @@ for (let i = 0; i < args.length; i++) {
     const eq = args[i].indexOf('=');
     if (eq <= 0) throw new Error(`expected NAME=PATH[@Optimizer,...], got '${args[i]}'`);
     const [path, disable = ''] = args[i].slice(eq + 1).split('@');
-    variants.push({ name: args[i].slice(0, eq), path, disable: [disableAll, disable].filter(Boolean).join(',') });
+    variants.push({
+      name: args[i].slice(0, eq),
+      path,
+      disable: [disableAll, disable].filter(Boolean).join(','),
+    });
   }
 }
 if (variants.length === 0 || !(runs > 5)) {
@@ -90,8 +94,11 @@ for (const v of sessions) {
   v.total = [...v.byOp.values()].reduce((a, o) => a + o.us, 0);
 }
 
-const ops = [...new Set(sessions.flatMap((v) => [...v.byOp.keys()]))]
-  .sort((a, b) => Math.max(...sessions.map((v) => v.byOp.get(b)?.us ?? 0)) - Math.max(...sessions.map((v) => v.byOp.get(a)?.us ?? 0)));
+const ops = [...new Set(sessions.flatMap((v) => [...v.byOp.keys()]))].sort(
+  (a, b) =>
+    Math.max(...sessions.map((v) => v.byOp.get(b)?.us ?? 0)) -
+    Math.max(...sessions.map((v) => v.byOp.get(a)?.us ?? 0)),
+);
 const cell = (v, op) => {
   const o = v.byOp.get(op);
   return (o ? `${o.nodes} x, ${o.us.toFixed(0)} us` : '-').padStart(18);
@@ -100,10 +107,17 @@ console.log(`${runs} runs each, interleaved; per op type: nodes, sum of the node
 console.log(`${'op type'.padEnd(26)}${sessions.map((v) => v.name.padStart(18)).join('')}`);
 for (const op of ops) console.log(`${op.padEnd(26)}${sessions.map((v) => cell(v, op)).join('')}`);
 console.log(`${'all nodes (us)'.padEnd(26)}${sessions.map((v) => v.total.toFixed(0).padStart(18)).join('')}`);
-console.log(`${'run median (ms, profiled)'.padEnd(26)}${sessions.map((v) => median(v.times.slice(5)).toFixed(2).padStart(18)).join('')}`);
+console.log(
+  `${'run median (ms, profiled)'.padEnd(26)}${sessions.map((v) => median(v.times.slice(5)).toFixed(2).padStart(18)).join('')}`,
+);
 for (const v of sessions.slice(1)) {
-  const diff = ops.map((op) => [op, (v.byOp.get(op)?.us ?? 0) - (sessions[0].byOp.get(op)?.us ?? 0)])
-    .filter(([, d]) => Math.abs(d) >= 20).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
-  console.log(`${v.name} - ${sessions[0].name}: ${(v.total - sessions[0].total).toFixed(0)} us in all; ` +
-    (diff.map(([op, d]) => `${op} ${d > 0 ? '+' : ''}${d.toFixed(0)}`).join(', ') || 'no op type differs by 20 us or more'));
+  const diff = ops
+    .map((op) => [op, (v.byOp.get(op)?.us ?? 0) - (sessions[0].byOp.get(op)?.us ?? 0)])
+    .filter(([, d]) => Math.abs(d) >= 20)
+    .sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+  console.log(
+    `${v.name} - ${sessions[0].name}: ${(v.total - sessions[0].total).toFixed(0)} us in all; ` +
+      (diff.map(([op, d]) => `${op} ${d > 0 ? '+' : ''}${d.toFixed(0)}`).join(', ') ||
+        'no op type differs by 20 us or more'),
+  );
 }

@@ -13,4 +13,6 @@ const before = process.memoryUsage().rss;
 const s = await ort.InferenceSession.create(path, SESSION_OPTIONS);
 await s.run(makeInputs(ort.Tensor, s.inputMetadata, { seed: 1, dims }).feeds);
 await s.release();
-process.stdout.write(JSON.stringify({ baseMiB: before / 2 ** 20, peakMiB: process.resourceUsage().maxRSS / 1024 }));
+process.stdout.write(
+  JSON.stringify({ baseMiB: before / 2 ** 20, peakMiB: process.resourceUsage().maxRSS / 1024 }),
+);

@@ -16,7 +16,17 @@
 // fails nothing (tests/node/runtime-fusions.test.mjs is the test). --target-opset N adds the
 // variant onnxfold-opN (onnxfold --target-opset N: fused LayerNormalization, Gelu, RMSNorm).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,14 +43,23 @@ const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shar
 const cli = process.env.ONNXFOLD_CLI ?? join(repoRoot, 'build', 'native', 'onnxfold');
 const work = join(repoRoot, 'build', 'runtime-bench');
 
-const { values: opt } = parseArgs({ options: {
-  model: { type: 'string', multiple: true }, llm: { type: 'string', default: 'tiny' },
-  'no-web': { type: 'boolean', default: false }, 'no-node': { type: 'boolean', default: false },
-  'load-rounds': { type: 'string', default: '7' }, 'run-seconds': { type: 'string', default: '3' },
-  'out-dir': { type: 'string', default: here }, 'target-opset': { type: 'string' }, help: { type: 'boolean', short: 'h', default: false },
-} });
+const { values: opt } = parseArgs({
+  options: {
+    model: { type: 'string', multiple: true },
+    llm: { type: 'string', default: 'tiny' },
+    'no-web': { type: 'boolean', default: false },
+    'no-node': { type: 'boolean', default: false },
+    'load-rounds': { type: 'string', default: '7' },
+    'run-seconds': { type: 'string', default: '3' },
+    'out-dir': { type: 'string', default: here },
+    'target-opset': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
 if (opt.help) {
-  console.log('usage: run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node] [--load-rounds N] [--run-seconds S] [--out-dir DIR] [--target-opset N]');
+  console.log(
+    'usage: run.mjs [--model SUBSTR ...] [--llm tiny,1b] [--no-web] [--no-node] [--load-rounds N] [--run-seconds S] [--out-dir DIR] [--target-opset N]',
+  );
   process.exit(0);
 }
 const log = (...a) => console.error(...a);
@@ -50,8 +69,12 @@ const WEB_LIMIT = 2 ** 31;
 
 function sh(cmd, args, timeout = 0) {
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, timeout, killSignal: 'SIGKILL' });
-  if (r.error?.code === 'ETIMEDOUT') throw new Error(`${basename(args[0] ?? cmd)}: no result after ${timeout / 1e3} s`);
-  if (r.status !== 0) throw new Error(`${basename(cmd)} ${args.slice(0, 3).join(' ')}...: ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.error?.code === 'ETIMEDOUT')
+    throw new Error(`${basename(args[0] ?? cmd)}: no result after ${timeout / 1e3} s`);
+  if (r.status !== 0)
+    throw new Error(
+      `${basename(cmd)} ${args.slice(0, 3).join(' ')}...: ${(r.stderr || r.stdout || '').trim().split('\n').slice(-3).join(' | ')}`,
+    );
   return r.stdout;
 }
 
@@ -68,7 +91,9 @@ function fresh(dir) {
 /** The benchmark models: [{ name, dir }] with the original in dir/original. */
 function models() {
   const out = [];
-  for (const f of readdirSync(join(shared, 'models')).filter((x) => x.endsWith('.onnx')).sort()) {
+  for (const f of readdirSync(join(shared, 'models'))
+    .filter((x) => x.endsWith('.onnx'))
+    .sort()) {
     const dir = join(work, f.replace(/\.onnx$/, ''));
     const o = fresh(join(dir, 'original'));
     symlinkSync(join(shared, 'models', f), join(o, 'model.onnx'));
@@ -80,7 +105,12 @@ function models() {
     if (!existsSync(join(o, 'model.onnx'))) {
       fresh(o);
       log(`make_llm ${size}`);
-      sh('/usr/bin/python3', [join(shared, 'tools', 'make_llm.py'), ...LLM[size], '--out', join(o, 'model.onnx')]);
+      sh('/usr/bin/python3', [
+        join(shared, 'tools', 'make_llm.py'),
+        ...LLM[size],
+        '--out',
+        join(o, 'model.onnx'),
+      ]);
     }
     out.push({ name: `llm-${size}`, dir });
   }
@@ -104,8 +134,9 @@ async function prepare(m) {
   };
   await make('onnxfold', (out) => sh(cli, ['optimize', input, '-o', out, '-q']));
   if (opt['target-opset']) {
-    await make(`onnxfold-op${opt['target-opset']}`,
-      (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--target-opset', opt['target-opset']]));
+    await make(`onnxfold-op${opt['target-opset']}`, (out) =>
+      sh(cli, ['optimize', input, '-o', out, '-q', '--target-opset', opt['target-opset']]),
+    );
   }
   await make('onnxfold-fp16', (out) => sh(cli, ['optimize', input, '-o', out, '-q', '--float16']));
   // transformers.js's quantized variants as `onnxfold variants` writes them (src/api/variants.cpp):
@@ -115,7 +146,16 @@ async function prepare(m) {
   const scratch = fresh(join(m.dir, 'variants-out'));
   let made = null;
   try {
-    sh(cli, ['variants', input, '--out', scratch, '--name', 'model', '--dtypes', Object.keys(QUANT).join(',')]);
+    sh(cli, [
+      'variants',
+      input,
+      '--out',
+      scratch,
+      '--name',
+      'model',
+      '--dtypes',
+      Object.keys(QUANT).join(','),
+    ]);
   } catch (e) {
     made = e;
   }
@@ -149,14 +189,16 @@ async function prepare(m) {
     // which tie a model to one CPU), as its docs suggest for models optimized ahead of time.
     const big = bytesOf(original) > WEB_LIMIT;
     const options = { ...SESSION_OPTIONS, graphOptimizationLevel: 'extended', optimizedModelFilePath: out };
-    if (big) options.extra = { session: { 'optimized_model_external_initializers_file_name': 'model.onnx.data' } };
+    if (big)
+      options.extra = { session: { optimized_model_external_initializers_file_name: 'model.onnx.data' } };
     const s = await ort.InferenceSession.create(input, options);
     await s.release();
   });
   return variants;
 }
 
-const versionOf = (pkg) => JSON.parse(readFileSync(join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+const versionOf = (pkg) =>
+  JSON.parse(readFileSync(join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
 function child(script, args) {
   return JSON.parse(sh(process.execPath, [join(here, script), ...args]));
@@ -180,26 +222,39 @@ const ratio = (r) => (r ? `${fmt(r.ratio, 2)}x [${fmt(r.lo, 2)}, ${fmt(r.hi, 2)}
 const mib = (b) => `${fmt(b / 2 ** 20, 1)}`;
 
 function markdown(results, env) {
-  const lines = [`# Runtime benchmark: load and run in ONNX Runtime`, '',
+  const lines = [
+    `# Runtime benchmark: load and run in ONNX Runtime`,
+    '',
     `Measured ${env.date} by bench/runtime/run.mjs on ${env.cpu} (${env.cores} cores, ${env.memGiB} GiB), ` +
-    `load average ${env.load} at the start; onnxruntime-node ${env.ortNode}, onnxruntime-web ${env.ortWeb} in Chromium ${env.chromium ?? '-'} ` +
-    `(wasm provider; WebGPU: ${env.webgpu ?? 'not checked'}). One thread per session; ratios are original / variant ` +
-    '(above 1: the variant is faster), with a 95% bootstrap interval.', ''];
+      `load average ${env.load} at the start; onnxruntime-node ${env.ortNode}, onnxruntime-web ${env.ortWeb} in Chromium ${env.chromium ?? '-'} ` +
+      `(wasm provider; WebGPU: ${env.webgpu ?? 'not checked'}). One thread per session; ratios are original / variant ` +
+      '(above 1: the variant is faster), with a 95% bootstrap interval.',
+    '',
+  ];
   for (const rt of ['node', 'web']) {
     const rows = results.filter((r) => r[rt] || r[`${rt}Skipped`]);
     if (!rows.length) continue;
-    lines.push(`## onnxruntime-${rt}`, '', '| model | variant | MiB | load ms | load ratio | first run ms | run ms (median, IQR) | run ratio | runs |' +
-      (rt === 'node' ? ' peak RSS MiB |' : ''), '|---|---|---:|---:|---:|---:|---:|---:|---:|' + (rt === 'node' ? '---:|' : ''));
+    lines.push(
+      `## onnxruntime-${rt}`,
+      '',
+      '| model | variant | MiB | load ms | load ratio | first run ms | run ms (median, IQR) | run ratio | runs |' +
+        (rt === 'node' ? ' peak RSS MiB |' : ''),
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|' + (rt === 'node' ? '---:|' : ''),
+    );
     for (const r of rows) {
       for (const v of r.variants) {
         const s = r[rt]?.[v.name];
         if (!s) {
-          lines.push(`| ${r.model} | ${v.name} | | | | | ${v.why ?? r[`${rt}Skipped`] ?? 'not measured'} | | |${rt === 'node' ? ' |' : ''}`);
+          lines.push(
+            `| ${r.model} | ${v.name} | | | | | ${v.why ?? r[`${rt}Skipped`] ?? 'not measured'} | | |${rt === 'node' ? ' |' : ''}`,
+          );
           continue;
         }
         const rss = rt === 'node' ? ` ${fmt(r.rss?.[v.name]?.peakMiB, 0)} |` : '';
-        lines.push(`| ${r.model} | ${v.name} | ${mib(v.bytes)} | ${fmt(s.load.median)} | ${ratio(s.loadRatio)} | ${fmt(s.firstRun.median, 2)} | ` +
-          `${fmt(s.run.median, 2)} (${fmt(s.run.q1, 2)}-${fmt(s.run.q3, 2)}) | ${ratio(s.runRatio)} | ${s.run.n} |${rss}`);
+        lines.push(
+          `| ${r.model} | ${v.name} | ${mib(v.bytes)} | ${fmt(s.load.median)} | ${ratio(s.loadRatio)} | ${fmt(s.firstRun.median, 2)} | ` +
+            `${fmt(s.run.median, 2)} (${fmt(s.run.q1, 2)}-${fmt(s.run.q3, 2)}) | ${ratio(s.runRatio)} | ${s.run.n} |${rss}`,
+        );
       }
     }
     lines.push('');
@@ -209,10 +264,22 @@ function markdown(results, env) {
 
 async function main() {
   mkdirSync(work, { recursive: true });
-  const env = { date: new Date().toISOString().slice(0, 16).replace('T', ' '), cpu: cpus()[0]?.model ?? '?', cores: cpus().length,
-    memGiB: Math.round(totalmem() / 2 ** 30), load: loadavg().map((x) => x.toFixed(2)).join(' '),
-    ortNode: versionOf('onnxruntime-node'), ortWeb: versionOf('onnxruntime-web') };
-  const options = { dims: DIMS, loadRounds: Number(opt['load-rounds']), minRunSeconds: Number(opt['run-seconds']) };
+  const env = {
+    date: new Date().toISOString().slice(0, 16).replace('T', ' '),
+    cpu: cpus()[0]?.model ?? '?',
+    cores: cpus().length,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    load: loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' '),
+    ortNode: versionOf('onnxruntime-node'),
+    ortWeb: versionOf('onnxruntime-web'),
+  };
+  const options = {
+    dims: DIMS,
+    loadRounds: Number(opt['load-rounds']),
+    minRunSeconds: Number(opt['run-seconds']),
+  };
   const browser = opt['no-web'] ? null : await openBrowser(repoRoot);
   if (browser) env.chromium = browser.version;
   const results = [];
@@ -222,9 +289,15 @@ async function main() {
     // A variant ONNX Runtime cannot load is reported, not measured: 1.30 crashes (SIGSEGV, in its
     // NchwcTransformer) at its default level on a float16 Transpose feeding a MatMul.
     for (const v of variants.filter((x) => x.dir)) {
-      const r = spawnSync(process.execPath, ['-e', `require('onnxruntime-node').InferenceSession.create(${JSON.stringify(join(v.dir, 'model.onnx'))}, ` +
-        `${JSON.stringify(SESSION_OPTIONS)}).then(() => process.exit(0), (e) => { console.error(e.message.split('\\n')[0]); process.exit(3); })`],
-      { encoding: 'utf8', cwd: repoRoot });
+      const r = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `require('onnxruntime-node').InferenceSession.create(${JSON.stringify(join(v.dir, 'model.onnx'))}, ` +
+            `${JSON.stringify(SESSION_OPTIONS)}).then(() => process.exit(0), (e) => { console.error(e.message.split('\\n')[0]); process.exit(3); })`,
+        ],
+        { encoding: 'utf8', cwd: repoRoot },
+      );
       if (r.status !== 0) {
         v.why = `onnxruntime-node cannot load it: ${r.signal ?? r.stderr.trim().slice(0, 160)}`;
         v.dir = null;
@@ -235,20 +308,34 @@ async function main() {
     const r = { model: m.name, variants: variants.map(({ name, bytes, why }) => ({ name, bytes, why })) };
     if (!opt['no-node']) {
       log(`${m.name}: onnxruntime-node`);
-      const n = child('measure-node.mjs', [JSON.stringify({ ...options, variants: ready.map((v) => ({ name: v.name, path: join(v.dir, 'model.onnx') })) })]);
+      const n = child('measure-node.mjs', [
+        JSON.stringify({
+          ...options,
+          variants: ready.map((v) => ({ name: v.name, path: join(v.dir, 'model.onnx') })),
+        }),
+      ]);
       r.node = summarize(n.samples);
       r.nodeRepeat = n.repeat;
-      r.rss = Object.fromEntries(ready.map((v) => [v.name, child('rss-node.mjs', [join(v.dir, 'model.onnx'), JSON.stringify({ dims: DIMS })])]));
+      r.rss = Object.fromEntries(
+        ready.map((v) => [
+          v.name,
+          child('rss-node.mjs', [join(v.dir, 'model.onnx'), JSON.stringify({ dims: DIMS })]),
+        ]),
+      );
     }
     if (browser) {
       const small = ready.filter((v) => v.bytes < WEB_LIMIT);
-      if (small.length < ready.length) r.webSkipped = 'over 2 GB: beyond onnxruntime-web\'s 4 GB wasm heap with its copies';
+      if (small.length < ready.length)
+        r.webSkipped = "over 2 GB: beyond onnxruntime-web's 4 GB wasm heap with its copies";
       if (small.some((v) => v.name === 'original')) {
         log(`${m.name}: onnxruntime-web`);
         // One variant that onnxruntime-web cannot create or run fails the page's whole measurement:
         // reported for this model, and the run goes on.
         try {
-          const w = await browser.measure(small.map((v) => ({ name: v.name, dir: v.dir, file: 'model.onnx', data: filesOf(v.dir) })), options);
+          const w = await browser.measure(
+            small.map((v) => ({ name: v.name, dir: v.dir, file: 'model.onnx', data: filesOf(v.dir) })),
+            options,
+          );
           r.web = summarize(w.samples);
           r.webRepeat = w.repeat;
           env.webgpu = w.webgpu;
@@ -266,7 +353,10 @@ async function main() {
   }
   await browser?.close();
   mkdirSync(opt['out-dir'], { recursive: true });
-  writeFileSync(join(opt['out-dir'], 'results.json'), `${JSON.stringify({ env, options, results }, null, 1)}\n`);
+  writeFileSync(
+    join(opt['out-dir'], 'results.json'),
+    `${JSON.stringify({ env, options, results }, null, 1)}\n`,
+  );
   const md = markdown(results, env);
   writeFileSync(join(opt['out-dir'], 'results.md'), `${md}\n`);
   console.log(md);

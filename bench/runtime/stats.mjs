@@ -15,7 +15,14 @@ export function quantile(xs, q) {
 export const median = (xs) => quantile(xs, 0.5);
 
 export function summary(xs) {
-  return { n: xs.length, median: median(xs), q1: quantile(xs, 0.25), q3: quantile(xs, 0.75), min: Math.min(...xs), max: Math.max(...xs) };
+  return {
+    n: xs.length,
+    median: median(xs),
+    q1: quantile(xs, 0.25),
+    q3: quantile(xs, 0.75),
+    min: Math.min(...xs),
+    max: Math.max(...xs),
+  };
 }
 
 /**

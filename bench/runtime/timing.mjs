@@ -16,8 +16,10 @@ export const MIN_SAMPLE_MS = 5;
 const now = () => performance.now();
 const rotated = (xs, k) => xs.map((_, i) => xs[(i + k) % xs.length]);
 
-export async function timeModels(models, { create, makeInputs, Tensor, dims = {}, loadRounds = 7, minRunSeconds = 3,
-  minRuns = 20, maxRuns = 300 }) {
+export async function timeModels(
+  models,
+  { create, makeInputs, Tensor, dims = {}, loadRounds = 7, minRunSeconds = 3, minRuns = 20, maxRuns = 300 },
+) {
   const out = Object.fromEntries(models.map((m) => [m.name, { load: [], firstRun: [], run: [] }]));
   let feeds;
   for (const m of models) {

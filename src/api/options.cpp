@@ -1,6 +1,6 @@
 // The options every front end takes, defined once (api/onnxfold.h: optionSpecs): the CLI
 // builds its flags from this table, the wasm bindings apply the npm/web options object with
-// applyOptionsJson, js/index.js validates option names against optionSpecsJson, and a test
+// applyOptionsJson, js/options.js validates option names against optionSpecsJson, and a test
 // checks js/index.d.ts against it.
 #include <algorithm>
 #include <nlohmann/json.hpp>

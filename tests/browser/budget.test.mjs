@@ -19,8 +19,9 @@ import { artifacts, launchChromium, prerequisites, webDir } from './harness.mjs'
 import { havePythonOnnx, makeLlm, python } from '../node/env.mjs';
 import { candidateBudgets } from '../../web/src/budget.js';
 
-const { playwright, skipReason } = await prerequisites('budget explorer',
-  { also: [makeLlm, ['python3-onnx and python3-numpy', havePythonOnnx()]] });
+const { playwright, skipReason } = await prerequisites('budget explorer', {
+  also: [makeLlm, ['python3-onnx and python3-numpy', havePythonOnnx()]],
+});
 
 test('candidate budgets: every refused size when few, an even spread ending at the largest', () => {
   assert.deepEqual(candidateBudgets([300, 100, 300, 200]), [100, 200, 300]);
@@ -28,7 +29,10 @@ test('candidate budgets: every refused size when few, an even spread ending at t
   const picked = candidateBudgets(many, 5);
   assert.equal(picked.length, 5);
   assert.equal(picked.at(-1), 1000);
-  assert.deepEqual(picked, [...picked].sort((a, b) => a - b));
+  assert.deepEqual(
+    picked,
+    [...picked].sort((a, b) => a - b),
+  );
 });
 
 describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () => {
@@ -41,9 +45,30 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     await mkdir(artifacts, { recursive: true });
     dir = await mkdtemp(join(tmpdir(), 'onnxfold-budget-'));
     model = join(dir, 'llm.onnx');
-    execFileSync(python, [makeLlm, '--layers', '1', '--hidden', '64', '--heads', '4', '--kv-heads', '2',
-      '--ffn', '128', '--vocab', '256', '--max-pos', '256', '--rope-per-layer', '--out', model],
-    { stdio: 'ignore' });
+    execFileSync(
+      python,
+      [
+        makeLlm,
+        '--layers',
+        '1',
+        '--hidden',
+        '64',
+        '--heads',
+        '4',
+        '--kv-heads',
+        '2',
+        '--ffn',
+        '128',
+        '--vocab',
+        '256',
+        '--max-pos',
+        '256',
+        '--rope-per-layer',
+        '--out',
+        model,
+      ],
+      { stdio: 'ignore' },
+    );
     server = await serveStatic({ root: webDir });
     browser = await launchChromium(playwright);
   });
@@ -69,22 +94,33 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     await waitState(page, ['ready', 'error']);
     await page.click('#run');
     await waitState(page, ['done', 'error']);
-    assert.equal(await page.evaluate(() => document.body.dataset.state), 'done',
-      await page.locator('#error').textContent());
+    assert.equal(
+      await page.evaluate(() => document.body.dataset.state),
+      'done',
+      await page.locator('#error').textContent(),
+    );
 
     const status = await page.locator('#budget-status').textContent();
     assert.match(status, /refused \d+ folds?, each adding .* and removing \d+ to \d+ nodes\./, status);
     await page.click('#budget-explore');
     await page.waitForSelector('#budget-plot circle.point:not(.current)', { timeout: 300_000 });
-    const points = await page.$$eval('#budget-plot circle.point', (cs) => cs.map((c) => ({
-      budget: Number(c.dataset.budget), bytes: Number(c.dataset.bytes), nodes: Number(c.dataset.nodes),
-      current: c.classList.contains('current') })));
+    const points = await page.$$eval('#budget-plot circle.point', (cs) =>
+      cs.map((c) => ({
+        budget: Number(c.dataset.budget),
+        bytes: Number(c.dataset.bytes),
+        nodes: Number(c.dataset.nodes),
+        current: c.classList.contains('current'),
+      })),
+    );
     t.diagnostic(`points: ${JSON.stringify(points)}`);
     assert.ok(points.length >= 2);
     const current = points.find((p) => p.current);
     const largest = points.reduce((a, b) => (b.budget > a.budget ? b : a));
     // Folding the refused tables removes nodes and costs bytes.
-    assert.ok(largest.nodes < current.nodes, `${largest.nodes} nodes at the largest budget, ${current.nodes} now`);
+    assert.ok(
+      largest.nodes < current.nodes,
+      `${largest.nodes} nodes at the largest budget, ${current.nodes} now`,
+    );
     assert.ok(largest.bytes > current.bytes);
     await page.locator('#budget').screenshot({ path: join(artifacts, 'budget-explorer.png') });
 
@@ -92,9 +128,14 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     await page.focus(`#budget-plot circle.point[data-budget="${largest.budget}"]`);
     await page.keyboard.press('Enter');
     // Done with the picked budget (the run may be over before 'running' could be seen).
-    await page.waitForFunction((b) => ['done', 'error'].includes(document.body.dataset.state) &&
-      document.querySelector('#size-budget').value === String(b) &&
-      !document.querySelector('#budget').hidden, largest.budget, { timeout: 120_000 });
+    await page.waitForFunction(
+      (b) =>
+        ['done', 'error'].includes(document.body.dataset.state) &&
+        document.querySelector('#size-budget').value === String(b) &&
+        !document.querySelector('#budget').hidden,
+      largest.budget,
+      { timeout: 120_000 },
+    );
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'done');
     assert.equal(await page.inputValue('#size-budget'), String(largest.budget));
     assert.equal(await page.inputValue('#constructor-budget'), String(largest.budget));
@@ -102,8 +143,11 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     const nodes = await page.locator('#summary .fact').first().locator('.value').textContent();
     assert.match(nodes, new RegExp(`→ ${largest.nodes}$`), nodes);
     // The download's bytes (model + external data) are the point's.
-    const size = await page.evaluate(() => [...document.querySelectorAll('#downloads a[download]')]
-      .filter((a) => !a.dataset.all).reduce((s, a) => s + Number(a.dataset.bytes ?? 0), 0));
+    const size = await page.evaluate(() =>
+      [...document.querySelectorAll('#downloads a[download]')]
+        .filter((a) => !a.dataset.all)
+        .reduce((s, a) => s + Number(a.dataset.bytes ?? 0), 0),
+    );
     t.diagnostic(`re-run output ${size} bytes, point ${largest.bytes}`);
     assert.equal(size, largest.bytes);
     assert.deepEqual(errors, []);

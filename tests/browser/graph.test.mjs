@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
 import { artifacts, launchChromium, prerequisites, shared, webDir } from './harness.mjs';
 
-const models = ['mobilenet_v2.op13.nofold.onnx', 'minibert.op14.nofold.onnx'].map((m) => join(shared, 'models', m));
+const models = ['mobilenet_v2.op13.nofold.onnx', 'minibert.op14.nofold.onnx'].map((m) =>
+  join(shared, 'models', m),
+);
 const LAYOUT = 'graph-layout-worker.js';
 const { playwright, skipReason } = await prerequisites('graph view', { files: [LAYOUT], also: models });
 
@@ -53,8 +55,11 @@ describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
       await waitState(page, ['ready', 'error']);
       await page.click('#run');
       await waitState(page, ['done', 'error']);
-      assert.equal(await page.evaluate(() => document.body.dataset.state), 'done',
-        await page.locator('#error').textContent());
+      assert.equal(
+        await page.evaluate(() => document.body.dataset.state),
+        'done',
+        await page.locator('#error').textContent(),
+      );
       assert.ok(!fetched.includes(LAYOUT), `${LAYOUT} fetched before the graph view was opened`);
 
       await page.click('#graph-view > summary');
@@ -62,7 +67,9 @@ describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
       assert.ok(fetched.includes(LAYOUT), `${LAYOUT} not fetched when the view opened`);
       const removed = await page.locator('#graph-view .gnode.removed').count();
       const all = await page.locator('#graph-view .gnode.op').count();
-      t.diagnostic(`before: ${all} nodes, ${removed} removed; ${await page.locator('#graph-status').textContent()}`);
+      t.diagnostic(
+        `before: ${all} nodes, ${removed} removed; ${await page.locator('#graph-status').textContent()}`,
+      );
       assert.ok(removed > 0, 'no removed node marked');
       assert.ok(removed < all);
       await page.locator('#graph-view').screenshot({ path: join(artifacts, `graph-${short}-before.png`) });
@@ -83,8 +90,13 @@ describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
 
       // After: fewer nodes; Enter on a node shows its details.
       await page.check('input[name="graph-side"][value="after"]');
-      await page.waitForFunction((n) => document.querySelectorAll('#graph-view .gnode.op').length !== n &&
-        /^After/.test(document.querySelector('#graph-status').textContent), all, { timeout: 120_000 });
+      await page.waitForFunction(
+        (n) =>
+          document.querySelectorAll('#graph-view .gnode.op').length !== n &&
+          /^After/.test(document.querySelector('#graph-status').textContent),
+        all,
+        { timeout: 120_000 },
+      );
       const afterCount = await page.locator('#graph-view .gnode.op').count();
       const added = await page.locator('#graph-view .gnode.added').count();
       t.diagnostic(`after: ${afterCount} nodes, ${added} new`);
@@ -101,7 +113,10 @@ describe('web page: graph view (Chromium)', { skip: skipReason }, () => {
       // By module: collapsible boxes with node counts.
       await page.check('#graph-by-module');
       await page.waitForSelector('#graph-view details.gmod');
-      assert.match(await page.locator('#graph-view details.gmod > summary').first().textContent(), /\d+ nodes?/);
+      assert.match(
+        await page.locator('#graph-view details.gmod > summary').first().textContent(),
+        /\d+ nodes?/,
+      );
       await page.locator('#graph-view').screenshot({ path: join(artifacts, `graph-${short}-modules.png`) });
       assert.deepEqual(errors, []);
     });

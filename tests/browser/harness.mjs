@@ -15,8 +15,15 @@ export const webDir = join(repoRoot, 'build', 'web');
 export const artifacts = join(repoRoot, 'build', 'test-artifacts');
 export const chromiumPath = process.env.ONNXFOLD_CHROMIUM ?? '/usr/bin/chromium';
 export const shared = resolve(process.env.ONNXFOLD_SHARED ?? join(repoRoot, '..', 'shared'));
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const PAGE_FILES = ['index.html', 'main.js', 'worker.js', 'onnxfold.wasm'];
 

@@ -19,7 +19,9 @@ export const servedUrl = (p) => `/${relative(repoRoot, p).split('\\').join('/')}
 export function servedModel(dir, file, names) {
   return {
     url: servedUrl(`${dir}/${file}`),
-    data: names.filter((x) => x.startsWith(file) && x !== file).map((name) => ({ name, url: servedUrl(`${dir}/${name}`) })),
+    data: names
+      .filter((x) => x.startsWith(file) && x !== file)
+      .map((name) => ({ name, url: servedUrl(`${dir}/${name}`) })),
   };
 }
 
@@ -51,7 +53,9 @@ export async function runInPage({ ortUrl, models, seed, inputs, packed = false }
   };
   const tensor = ({ type, data, dims }) => {
     const big = type === 'int64' || type === 'uint64';
-    const Ctor = { int64: BigInt64Array, uint64: BigUint64Array, int32: Int32Array, float32: Float32Array }[type];
+    const Ctor = { int64: BigInt64Array, uint64: BigUint64Array, int32: Int32Array, float32: Float32Array }[
+      type
+    ];
     return new ort.Tensor(type, Ctor.from(data, big ? (x) => BigInt(x) : Number), dims);
   };
   const results = {};
@@ -59,23 +63,37 @@ export async function runInPage({ ortUrl, models, seed, inputs, packed = false }
   for (const [key, { url, data }] of Object.entries(models)) {
     try {
       // External data as transformers.js passes it: each file under the name the model refers to.
-      const externalData = await Promise.all(data.map(async (d) => ({ path: d.name, data: await get(d.url) })));
+      const externalData = await Promise.all(
+        data.map(async (d) => ({ path: d.name, data: await get(d.url) })),
+      );
       const bytes = await get(url);
       const t0 = performance.now();
-      const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], externalData });
+      const session = await ort.InferenceSession.create(bytes, {
+        executionProviders: ['wasm'],
+        externalData,
+      });
       const t1 = performance.now();
       const feeds = inputs
         ? Object.fromEntries(Object.entries(inputs).map(([name, v]) => [name, tensor(v)]))
         : makeInputs(ort.Tensor, session.inputMetadata, { seed }).feeds;
       const out = await session.run(feeds);
       const t2 = performance.now();
-      results[key] = { loadMs: t1 - t0, runMs: t2 - t1, outputs: Object.fromEntries(Object.entries(out).map(([name, t]) => {
-        const numbers = t.type === 'float16' && !(typeof Float16Array !== 'undefined' && t.data instanceof Float16Array)
-          ? Float32Array.from(t.data, half) : t.data;
-        const values = packed ? base64(numbers instanceof Float32Array ? numbers : Float32Array.from(numbers, Number))
-          : Array.from(numbers, Number);
-        return [name, { type: t.type, dims: [...t.dims], [packed ? 'packed' : 'data']: values }];
-      })) };
+      results[key] = {
+        loadMs: t1 - t0,
+        runMs: t2 - t1,
+        outputs: Object.fromEntries(
+          Object.entries(out).map(([name, t]) => {
+            const numbers =
+              t.type === 'float16' && !(typeof Float16Array !== 'undefined' && t.data instanceof Float16Array)
+                ? Float32Array.from(t.data, half)
+                : t.data;
+            const values = packed
+              ? base64(numbers instanceof Float32Array ? numbers : Float32Array.from(numbers, Number))
+              : Array.from(numbers, Number);
+            return [name, { type: t.type, dims: [...t.dims], [packed ? 'packed' : 'data']: values }];
+          }),
+        ),
+      };
       await session.release();
     } catch (e) {
       results[key] = { error: String(e?.message ?? e) };

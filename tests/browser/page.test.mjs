@@ -50,7 +50,10 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
   });
 
   async function openPage(t) {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
+    const context = await browser.newContext({
+      acceptDownloads: true,
+      viewport: { width: 1200, height: 900 },
+    });
     const page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(`${t.name}: ${e.message}`));
     page.on('console', (m) => {
@@ -131,22 +134,33 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.ok(totals.after < totals.before, `nodes: ${totals.before} before, ${totals.after} after`);
     const rows = await page.locator('#ops-table tbody tr').count();
     assert.ok(rows > 0);
-    assert.equal(await page.locator('#ops-chart svg rect').count(), 2 * rows, 'one before and one after bar per op');
-    assert.ok(await page.locator('#passes-table tbody tr').count() > 1, 'time per pass listed');
+    assert.equal(
+      await page.locator('#ops-chart svg rect').count(),
+      2 * rows,
+      'one before and one after bar per op',
+    );
+    assert.ok((await page.locator('#passes-table tbody tr').count()) > 1, 'time per pass listed');
     assert.match(await page.locator('#not-folded summary').textContent(), /Why not folded \(\d+ nodes?\)/);
     // Each listed node's op, from the report's one spelling (not_folded[].op).
     const ops = await page.locator('#not-folded tbody tr td:nth-child(2)').allTextContents();
-    assert.ok(ops.every((op) => /^[\w:.]+$/.test(op)), `not-folded ops: ${ops.slice(0, 5).join(', ')}`);
+    assert.ok(
+      ops.every((op) => /^[\w:.]+$/.test(op)),
+      `not-folded ops: ${ops.slice(0, 5).join(', ')}`,
+    );
 
     const { size } = await stat(out);
-    assert.match(await page.locator('#download').textContent(), new RegExp(`Download ${optName.replace('.', '\\.')}`));
+    assert.match(
+      await page.locator('#download').textContent(),
+      new RegExp(`Download ${optName.replace('.', '\\.')}`),
+    );
     await assertEquivalent(modelPath, out);
     if (pkg) {
       // The page must give exactly what the package gives in node for the default options.
       const viaNode = await pkg.optimize(await readFile(modelPath), { sizeBudget: 1024 });
       assert.ok(Buffer.from(viaNode.model).equals(await readFile(out)), 'page output == node package output');
     }
-    const line = `${name}: page end to end (upload -> download) ${(millis / 1000).toFixed(2)} s; ` +
+    const line =
+      `${name}: page end to end (upload -> download) ${(millis / 1000).toFixed(2)} s; ` +
       `nodes ${totals.before} -> ${totals.after}; ${size} bytes downloaded; page status: ${runStatus}`;
     console.log(line);
     return { out, millis };
@@ -154,12 +168,16 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
 
   test('sample model: loads with one click, optimizes, downloads <name>.opt.onnx', async (t) => {
     const page = await openPage(t);
-    assert.ok(await page.locator('#passes input[name=pass]:checked').count() > 0, 'default passes checked');
+    assert.ok((await page.locator('#passes input[name=pass]:checked').count()) > 0, 'default passes checked');
     assert.match(await page.locator('#version').textContent(), /version \S+/);
     await page.click('#sample');
     assert.equal(await waitState(page, ['ready', 'error']), 'ready');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const totals = await opsTotals(page);
     assert.ok(totals.after < totals.before, `nodes: ${totals.before} before, ${totals.after} after`);
     const out = await downloadResult(page, 'conv1d_m5.opt.onnx');
@@ -193,12 +211,16 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.equal(await page.locator('#cancel').isEnabled(), false);
     assert.equal(await page.locator('#error').isHidden(), true);
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const totals = await opsTotals(page);
     assert.ok(totals.after < totals.before);
   });
 
-  test('a corrupt file shows the optimizer\'s error message', async (t) => {
+  test("a corrupt file shows the optimizer's error message", async (t) => {
     const page = await openPage(t);
     // A valid start (ir_version) followed by a field whose length runs past the end.
     const corrupt = Buffer.from([0x08, 0x08, 0x3a, 0xff, 0x7f, 0x0a, 0x01]);
@@ -209,7 +231,10 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.ok(shown.length > 10 && !/^\d+$/.test(shown), `readable message, got '${shown}'`);
     t.diagnostic(`corrupt.onnx: ${shown}`);
     if (pkg) {
-      const expected = await pkg.inspect(corrupt).then(() => null, (e) => e.message);
+      const expected = await pkg.inspect(corrupt).then(
+        () => null,
+        (e) => e.message,
+      );
       assert.equal(shown, expected);
     }
     // Running anyway reports the same kind of error, and the page stays usable.
@@ -233,9 +258,16 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.equal(await waitState(page, ['ready', 'error']), 'ready');
     await page.fill('#external-threshold', '1024');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const model1 = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: dir1 });
-    const data1 = await downloadResult(page, 'conv1d_m5.opt.onnx.data', { selector: '#download-ext-0', dir: dir1 });
+    const data1 = await downloadResult(page, 'conv1d_m5.opt.onnx.data', {
+      selector: '#download-ext-0',
+      dir: dir1,
+    });
     assert.ok((await stat(data1)).size > (await stat(model1)).size, 'the weights went to the .data file');
     await assertEquivalent(sample, model1);
 
@@ -244,15 +276,29 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     assert.match(await page.locator('#error').textContent(), /conv1d_m5\.opt\.onnx\.data/);
 
     // Adding the data file afterwards makes it readable.
-    assert.equal(await upload(page, data1, 'conv1d_m5.opt.onnx'), 'ready', await page.locator('#error').textContent());
-    assert.match(await page.locator('#model-info').textContent(), /external data: conv1d_m5\.opt\.onnx\.data/);
+    assert.equal(
+      await upload(page, data1, 'conv1d_m5.opt.onnx'),
+      'ready',
+      await page.locator('#error').textContent(),
+    );
+    assert.match(
+      await page.locator('#model-info').textContent(),
+      /external data: conv1d_m5\.opt\.onnx\.data/,
+    );
 
     // 3. Model and data file picked together: optimized again, the output keeps its data external.
-    assert.equal(await upload(page, [model1, data1], 'conv1d_m5.opt.onnx'), 'ready',
-      await page.locator('#error').textContent());
+    assert.equal(
+      await upload(page, [model1, data1], 'conv1d_m5.opt.onnx'),
+      'ready',
+      await page.locator('#error').textContent(),
+    );
     await page.fill('#external-threshold', '');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const model2 = await downloadResult(page, 'conv1d_m5.opt.opt.onnx', { dir: dir2 });
     await downloadResult(page, 'conv1d_m5.opt.opt.onnx.data', { selector: '#download-ext-0', dir: dir2 });
     await assertEquivalent(sample, model2);
@@ -272,13 +318,20 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.check('#pass-dce');
     await page.fill('#size-budget', '0');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const ran = new Set(await page.locator('#passes-table tbody tr:not(.total) th').allTextContents());
     assert.deepEqual([...ran].sort(), ['dce', 'fold-constants']);
     const out = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
     await assertEquivalent(sample, out);
     if (pkg) {
-      const viaNode = await pkg.optimize(await readFile(sample), { passes: ['fold-constants', 'dce'], sizeBudget: 0 });
+      const viaNode = await pkg.optimize(await readFile(sample), {
+        passes: ['fold-constants', 'dce'],
+        sizeBudget: 0,
+      });
       assert.ok(Buffer.from(viaNode.model).equals(await readFile(out)), 'page output == node package output');
     }
 
@@ -291,7 +344,10 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
       const shown = await page.locator('#error .error-message').textContent();
       assert.match(shown, /quant/);
       if (pkg) {
-        const expected = await pkg.optimize(await readFile(sample), { quant: 'integer' }).then(() => null, (e) => e.message);
+        const expected = await pkg.optimize(await readFile(sample), { quant: 'integer' }).then(
+          () => null,
+          (e) => e.message,
+        );
         assert.equal(shown, expected);
       }
     }
@@ -300,12 +356,22 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.selectOption('#quant', '');
     await page.selectOption('#quantize', 'int8');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const q = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
     if (pkg) {
       const viaNode = await pkg.optimize(await readFile(sample), { quantize: 'int8', quantFormat: 'qdq' });
-      assert.ok(Buffer.from(viaNode.model).equals(await readFile(q)), 'quantized: page output == node package output');
-      assert.ok(viaNode.report.passes.some((p) => p.pass === 'quantize-weights' && p.changed), 'weights were quantized');
+      assert.ok(
+        Buffer.from(viaNode.model).equals(await readFile(q)),
+        'quantized: page output == node package output',
+      );
+      assert.ok(
+        viaNode.report.passes.some((p) => p.pass === 'quantize-weights' && p.changed),
+        'weights were quantized',
+      );
     }
   });
 
@@ -313,15 +379,30 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     if (!pkg) return t.skip('the onnxfold package is not importable');
     const schema = await pkg.optionSchema();
     const page = await openPage(t);
-    const controls = new Set(await page.locator('#options [data-option]').evaluateAll((els) => els.map((e) => e.dataset.option)));
+    const controls = new Set(
+      await page.locator('#options [data-option]').evaluateAll((els) => els.map((e) => e.dataset.option)),
+    );
     for (const o of schema) {
       const decided = Object.hasOwn(PAGE_DECIDED_OPTIONS, o.name);
-      assert.ok(controls.has(o.name) !== decided, `${o.name}: ${decided ? 'decided by the page but also a control' : 'neither a control nor in PAGE_DECIDED_OPTIONS'}`);
+      assert.ok(
+        controls.has(o.name) !== decided,
+        `${o.name}: ${decided ? 'decided by the page but also a control' : 'neither a control nor in PAGE_DECIDED_OPTIONS'}`,
+      );
     }
-    for (const name of Object.keys(PAGE_DECIDED_OPTIONS)) assert.ok(schema.some((o) => o.name === name), `${name} is an option`);
+    for (const name of Object.keys(PAGE_DECIDED_OPTIONS))
+      assert.ok(
+        schema.some((o) => o.name === name),
+        `${name} is an option`,
+      );
     // Rendered by type: an integer's default as placeholder, a boolean checked per default.
-    assert.equal(await page.getAttribute('#opt-maxIterations', 'placeholder'), String(schema.find((o) => o.name === 'maxIterations').default));
-    assert.equal(await page.isChecked('#opt-quantSymmetric'), schema.find((o) => o.name === 'quantSymmetric').default);
+    assert.equal(
+      await page.getAttribute('#opt-maxIterations', 'placeholder'),
+      String(schema.find((o) => o.name === 'maxIterations').default),
+    );
+    assert.equal(
+      await page.isChecked('#opt-quantSymmetric'),
+      schema.find((o) => o.name === 'quantSymmetric').default,
+    );
 
     // From the URL to the optimize call, and back into the URL as it changes.
     await page.goto(`${server.url}?maxIterations=3&quantBlockSize=64&quantSymmetric=0`);
@@ -330,7 +411,11 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.click('#sample');
     assert.equal(await waitState(page, ['ready', 'error']), 'ready');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const sent = JSON.parse(await page.evaluate(() => document.body.dataset.runOptions));
     assert.equal(sent.maxIterations, 3);
     assert.equal(sent.quantBlockSize, 64);
@@ -350,7 +435,11 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.click('#sample');
     assert.equal(await waitState(page, ['ready', 'error']), 'ready');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const out = await downloadResult(page, 'conv1d_m5.opt.onnx', { dir: join(artifacts, 'options') });
     if (!pkg) {
       t.skip('the onnxfold package does not load in node');
@@ -396,30 +485,59 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     await page.click('#sample');
     assert.equal(await waitState(page, ['ready', 'error']), 'ready');
     await page.locator('#variants-box summary').click();
-    const dtypes = await page.locator('#variant-dtypes input[name=variant]').evaluateAll((cs) => cs.map((c) => c.value));
-    assert.deepEqual(dtypes.slice(0, 2), ['fp32', 'fp16'], 'the choices come from the package\'s variant table');
+    const dtypes = await page
+      .locator('#variant-dtypes input[name=variant]')
+      .evaluateAll((cs) => cs.map((c) => c.value));
+    assert.deepEqual(
+      dtypes.slice(0, 2),
+      ['fp32', 'fp16'],
+      "the choices come from the package's variant table",
+    );
     await page.click('#variants');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     assert.match(await page.locator('#variants-table').textContent(), /fp16\s*model_fp16\.onnx/);
     // Each variant's time, the sum of its report's timing_ms.
     const times = await page.locator('#variants-table tbody tr td:nth-child(5)').allTextContents();
-    assert.ok(times.length > 0 && times.every((ms) => /^[\d.]+ (ms|s)$/.test(ms)), `variant times: ${times.join(', ')}`);
+    assert.ok(
+      times.length > 0 && times.every((ms) => /^[\d.]+ (ms|s)$/.test(ms)),
+      `variant times: ${times.join(', ')}`,
+    );
     // Check accuracy: each variant against the loaded model in the verify worker (onnxruntime-web).
     await page.click('#variants-accuracy');
-    await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(document.body.dataset.variantsAccuracy), null, { timeout: 120_000 });
-    assert.equal(await page.evaluate(() => document.body.dataset.variantsAccuracy), 'done',
-      await page.locator('#variants-accuracy-status').textContent());
-    const accuracy = await page.locator('#variants-table tbody tr[data-dtype]').evaluateAll((trs) => trs.map((tr) => ({
-      dtype: tr.dataset.dtype, cosine: Number(tr.dataset.cosine), relRange: Number(tr.dataset.relRange),
-      shown: [...tr.children].slice(-3).map((td) => td.textContent),
-    })));
+    await page.waitForFunction(
+      () => ['done', 'error', 'cancelled'].includes(document.body.dataset.variantsAccuracy),
+      null,
+      { timeout: 120_000 },
+    );
+    assert.equal(
+      await page.evaluate(() => document.body.dataset.variantsAccuracy),
+      'done',
+      await page.locator('#variants-accuracy-status').textContent(),
+    );
+    const accuracy = await page.locator('#variants-table tbody tr[data-dtype]').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        dtype: tr.dataset.dtype,
+        cosine: Number(tr.dataset.cosine),
+        relRange: Number(tr.dataset.relRange),
+        shown: [...tr.children].slice(-3).map((td) => td.textContent),
+      })),
+    );
     const row = Object.fromEntries(accuracy.map((a) => [a.dtype, a]));
-    t.diagnostic(`accuracy in the page: ${accuracy.map((a) => `${a.dtype} ${a.shown.join(' / ')}`).join(', ')}`);
+    t.diagnostic(
+      `accuracy in the page: ${accuracy.map((a) => `${a.dtype} ${a.shown.join(' / ')}`).join(', ')}`,
+    );
     assert.ok(row.fp32.cosine >= 0.999999 && row.fp32.relRange <= 1e-4, `fp32: ${JSON.stringify(row.fp32)}`);
     assert.match(row.fp32.shown[0], /^(1\.000000|0\.99999\d)$/, 'the fp32 row shows a cosine of ~1');
     // The lower-precision variants are measured, not copied from fp32: not exact, but close.
     for (const dtype of ['fp16', 'int8']) {
-      assert.ok(row[dtype].relRange > 0 && row[dtype].cosine >= 0.99 && row[dtype].cosine < 1, `${dtype}: ${JSON.stringify(row[dtype])}`);
+      assert.ok(
+        row[dtype].relRange > 0 && row[dtype].cosine >= 0.99 && row[dtype].cosine < 1,
+        `${dtype}: ${JSON.stringify(row[dtype])}`,
+      );
     }
     await page.locator('#variants-box').screenshot({ path: join(artifacts, 'variants-accuracy.png') });
     const dir = join(artifacts, 'variants');
@@ -428,8 +546,14 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     const fp16 = await downloadResult(page, 'model_fp16.onnx', { selector: '#download-variant-1', dir });
     if (pkg) {
       const expected = await pkg.variants(await readFile(sample), { dtypes });
-      assert.ok(Buffer.from(expected.files['model.onnx']).equals(await readFile(fp32)), 'fp32 == package output');
-      assert.ok(Buffer.from(expected.files['model_fp16.onnx']).equals(await readFile(fp16)), 'fp16 == package output');
+      assert.ok(
+        Buffer.from(expected.files['model.onnx']).equals(await readFile(fp32)),
+        'fp32 == package output',
+      );
+      assert.ok(
+        Buffer.from(expected.files['model_fp16.onnx']).equals(await readFile(fp16)),
+        'fp16 == package output',
+      );
     }
     await assertEquivalent(sample, fp32);
   });
@@ -448,15 +572,38 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     const dir = join(artifacts, 'llm');
     await mkdir(join(dir, 'out'), { recursive: true });
     const model = join(dir, 'llm.onnx');
-    execFileSync('/usr/bin/python3', [makeLlm, '--layers', '4', '--hidden', '768', '--heads', '12',
-      '--kv-heads', '6', '--ffn', '2048', '--vocab', '8000', '--out', model], { stdio: 'ignore' });
+    execFileSync(
+      '/usr/bin/python3',
+      [
+        makeLlm,
+        '--layers',
+        '4',
+        '--hidden',
+        '768',
+        '--heads',
+        '12',
+        '--kv-heads',
+        '6',
+        '--ffn',
+        '2048',
+        '--vocab',
+        '8000',
+        '--out',
+        model,
+      ],
+      { stdio: 'ignore' },
+    );
     const weights = (await stat(`${model}.data`)).size;
     const page = await openPage(t);
     assert.equal(await upload(page, [model, `${model}.data`], 'llm.onnx'), 'ready');
     assert.match(await page.locator('#model-info').textContent(), /external data: llm\.onnx\.data/);
     const started = Date.now();
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     t.diagnostic(`page: ${weights} B of weights optimized in ${Date.now() - started} ms`);
     const heap = Number(await page.evaluate(() => document.body.dataset.peakHeap));
     assert.ok(heap > 0 && heap < weights / 3, `peak heap ${heap} B for ${weights} B of weights`);
@@ -468,7 +615,10 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
       await mkdir(dirname(viaNode), { recursive: true });
       await pkg.optimizeFile(model, viaNode);
       assert.ok((await readFile(viaNode)).equals(await readFile(out)), 'page == node: model');
-      assert.ok((await readFile(`${viaNode}.data`)).equals(await readFile(`${out}.data`)), 'page == node: data');
+      assert.ok(
+        (await readFile(`${viaNode}.data`)).equals(await readFile(`${out}.data`)),
+        'page == node: data',
+      );
     }
 
     // float16: every weight is computed, and goes to the browser's storage, not the tab's memory
@@ -476,19 +626,27 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
     // previous result's file.
     await page.check('#float16');
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     const half = join(dir, 'out16');
     const out16 = await downloadResult(page, 'llm.opt.onnx', { dir: half });
     await downloadResult(page, 'llm.opt.onnx.data', { selector: '#download-ext-0', dir: half });
     const data16 = (await stat(`${out16}.data`)).size;
     const spilled = Number(await page.evaluate(() => document.body.dataset.spillBytes));
-    assert.ok(data16 > weights / 2.1 && spilled >= data16, `${spilled} B in storage for ${data16} B of float16 data`);
+    assert.ok(
+      data16 > weights / 2.1 && spilled >= data16,
+      `${spilled} B in storage for ${data16} B of float16 data`,
+    );
     assert.match(await page.locator('#summary').textContent(), /of result in the browser's storage/);
     const stored = await page.evaluate(async () => {
       const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
       const files = [];
       for await (const [tab, h] of root.entries()) {
-        for await (const [kind, k] of h.entries()) for await (const name of k.keys()) files.push(`${tab}/${kind}/${name}`);
+        for await (const [kind, k] of h.entries())
+          for await (const name of k.keys()) files.push(`${tab}/${kind}/${name}`);
       }
       return files;
     });
@@ -498,40 +656,58 @@ describe('web page (Chromium)', { skip: skipReason }, () => {
       await mkdir(dirname(viaNode), { recursive: true });
       await pkg.optimizeFile(model, viaNode, { float16: true });
       assert.ok((await readFile(viaNode)).equals(await readFile(out16)), 'page == node: float16 model');
-      assert.ok((await readFile(`${viaNode}.data`)).equals(await readFile(`${out16}.data`)), 'page == node: float16 data');
+      assert.ok(
+        (await readFile(`${viaNode}.data`)).equals(await readFile(`${out16}.data`)),
+        'page == node: float16 data',
+      );
     }
   });
 
   // Results of tabs that are gone (their Web Lock released) are removed when a page starts; an
   // open tab's are kept.
-  test('stored results of closed tabs are removed, an open tab\'s kept', async (t) => {
+  test("stored results of closed tabs are removed, an open tab's kept", async (t) => {
     const first = await openPage(t);
     await first.click('#sample');
     assert.equal(await waitState(first, ['ready', 'error']), 'ready');
     await first.click('#run');
-    assert.equal(await waitState(first, ['done', 'error']), 'done', await first.locator('#error').textContent());
-    const listTabs = async (page) => page.evaluate(async () => {
-      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results', { create: true });
-      const tabs = [];
-      for await (const name of root.keys()) tabs.push(name);
-      return tabs.sort();
-    });
+    assert.equal(
+      await waitState(first, ['done', 'error']),
+      'done',
+      await first.locator('#error').textContent(),
+    );
+    const listTabs = async (page) =>
+      page.evaluate(async () => {
+        const root = await (
+          await navigator.storage.getDirectory()
+        ).getDirectoryHandle('onnxfold-results', { create: true });
+        const tabs = [];
+        for await (const name of root.keys()) tabs.push(name);
+        return tabs.sort();
+      });
     const live = await listTabs(first);
     assert.ok(live.length >= 1, 'the run stored its result');
     await first.evaluate(async () => {
       const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
       const gone = await root.getDirectoryHandle('closed-tab', { create: true });
-      await (await gone.getFileHandle('onnxfold-old.bin', { create: true })).createWritable().then((w) => w.close());
+      await (
+        await gone.getFileHandle('onnxfold-old.bin', { create: true })
+      )
+        .createWritable()
+        .then((w) => w.close());
     });
     // A second tab of the same origin (same context: same storage) starts and cleans up.
     const second = await first.context().newPage();
     await second.goto(server.url);
     await waitState(second, ['ready'], 60_000);
-    await second.waitForFunction(async () => {
-      const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
-      for await (const name of root.keys()) if (name === 'closed-tab') return false;
-      return true;
-    }, null, { timeout: 10_000 });
+    await second.waitForFunction(
+      async () => {
+        const root = await (await navigator.storage.getDirectory()).getDirectoryHandle('onnxfold-results');
+        for await (const name of root.keys()) if (name === 'closed-tab') return false;
+        return true;
+      },
+      null,
+      { timeout: 10_000 },
+    );
     const after = await listTabs(second);
     for (const tab of live) assert.ok(after.includes(tab), `the open tab's folder ${tab} is kept`);
     await second.close();

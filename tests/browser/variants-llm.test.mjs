@@ -23,8 +23,11 @@ const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.w
 
 const { playwright, skipReason } = await prerequisites('browser llm variants', {
   page: false,
-  also: [['onnxruntime-web (npm ci)', existsSync(ORT_WEB)], [`the wasm build (${dist})`, existsSync(dist)],
-    [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)]],
+  also: [
+    ['onnxruntime-web (npm ci)', existsSync(ORT_WEB)],
+    [`the wasm build (${dist})`, existsSync(dist)],
+    [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)],
+  ],
 });
 
 describe('variants of the hidden-768 decoder in onnxruntime-web', { skip: skipReason }, () => {
@@ -44,7 +47,8 @@ describe('variants of the hidden-768 decoder in onnxruntime-web', { skip: skipRe
     const { default: ort } = await import('onnxruntime-node');
     const { unoptimizedSession } = await import('../node/oracle.mjs');
     const session = await unoptimizedSession(input);
-    expected = (await session.run({ input_ids: new ort.Tensor(prompt.type, prompt.data, prompt.dims) })).logits;
+    expected = (await session.run({ input_ids: new ort.Tensor(prompt.type, prompt.data, prompt.dims) }))
+      .logits;
     await session.release();
     server = await serveStatic({ root: repoRoot });
     browser = await launchChromium(playwright);
@@ -59,7 +63,9 @@ describe('variants of the hidden-768 decoder in onnxruntime-web', { skip: skipRe
     const out = join(tmp, 'out');
     const names = readdirSync(out);
     const models = Object.fromEntries(variants.map((v) => [v.dtype, servedModel(out, v.file, names)]));
-    const inputs = { input_ids: { type: prompt.type, data: Array.from(prompt.data, String), dims: prompt.dims } };
+    const inputs = {
+      input_ids: { type: prompt.type, data: Array.from(prompt.data, String), dims: prompt.dims },
+    };
     const page = await browser.newPage();
     let web;
     try {
@@ -80,11 +86,16 @@ describe('variants of the hidden-768 decoder in onnxruntime-web', { skip: skipRe
       logits[dtype] = logitsTensor(unpack(o.packed), o.dims);
       rows[dtype] = compareTensors('logits', expected, logits[dtype]);
       assert.ok(Number.isFinite(rows[dtype].cosine), `${dtype}: logits not finite`);
-      t.diagnostic(`${dtype.padEnd(5)} load ${web[dtype].loadMs.toFixed(0).padStart(5)} ms  run ${web[dtype].runMs.toFixed(0).padStart(4)} ms  ` +
-        `cosine ${rows[dtype].cosine.toFixed(6)}  argmax ${rows[dtype].argmax.toFixed(3)}  |diff|/range ${rows[dtype].relRange.toExponential(2)}`);
+      t.diagnostic(
+        `${dtype.padEnd(5)} load ${web[dtype].loadMs.toFixed(0).padStart(5)} ms  run ${web[dtype].runMs.toFixed(0).padStart(4)} ms  ` +
+          `cosine ${rows[dtype].cosine.toFixed(6)}  argmax ${rows[dtype].argmax.toFixed(3)}  |diff|/range ${rows[dtype].relRange.toExponential(2)}`,
+      );
     }
     const fp32 = compareTensors('logits', expected, logits.fp32, { rtol: 1e-3, atol: 1e-4 });
-    assert.ok(!fp32.error && fp32.mismatches === 0, `fp32: ${fp32.error ?? `${fp32.mismatches}/${fp32.size} logits differ, max abs ${fp32.maxAbsDiff}`}`);
+    assert.ok(
+      !fp32.error && fp32.mismatches === 0,
+      `fp32: ${fp32.error ?? `${fp32.mismatches}/${fp32.size} logits differ, max abs ${fp32.maxAbsDiff}`}`,
+    );
     assertVariantLogits(rows, logits.q4, logits.q4f16);
   });
 });

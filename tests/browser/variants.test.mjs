@@ -19,15 +19,24 @@ import { runInPage, servedModel, servedUrl } from './ort-web.mjs';
 import { cli, haveCli, havePythonOnnx, makeLlm, modelsDir, python } from '../node/env.mjs';
 
 const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
-const DTYPES = { fp32: 'model.onnx', fp16: 'model_fp16.onnx', int8: 'model_int8.onnx', q8: 'model_quantized.onnx',
-  q4: 'model_q4.onnx', q4f16: 'model_q4f16.onnx' };
+const DTYPES = {
+  fp32: 'model.onnx',
+  fp16: 'model_fp16.onnx',
+  int8: 'model_int8.onnx',
+  q8: 'model_quantized.onnx',
+  q4: 'model_q4.onnx',
+  q4f16: 'model_q4f16.onnx',
+};
 const SEED = 3;
 
 // No built page (build/web): the repository root is served.
 const { playwright, skipReason } = await prerequisites('browser variants', {
   page: false,
-  also: [['onnxruntime-web (npm ci)', existsSync(ORT_WEB)], [`the native CLI (${cli})`, haveCli],
-    [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)]],
+  also: [
+    ['onnxruntime-web (npm ci)', existsSync(ORT_WEB)],
+    [`the native CLI (${cli})`, haveCli],
+    [`${python} with onnx, or ${makeLlm}`, havePythonOnnx() && existsSync(makeLlm)],
+  ],
 });
 
 describe('variants in onnxruntime-web', { skip: skipReason }, () => {
@@ -38,8 +47,31 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
     mkdirSync(join(repoRoot, 'build'), { recursive: true });
     tmp = mkdtempSync(join(repoRoot, 'build', 'browser-variants-'));
     const input = join(tmp, 'decoder.onnx');
-    execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
-      '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', input], { stdio: 'ignore' });
+    execFileSync(
+      python,
+      [
+        makeLlm,
+        '--preset',
+        'tiny',
+        '--layers',
+        '2',
+        '--hidden',
+        '128',
+        '--heads',
+        '4',
+        '--kv-heads',
+        '2',
+        '--ffn',
+        '256',
+        '--vocab',
+        '512',
+        '--max-pos',
+        '128',
+        '--out',
+        input,
+      ],
+      { stdio: 'ignore' },
+    );
     execFileSync(cli, ['variants', input, '--out', join(tmp, 'out'), '--name', 'model'], { stdio: 'ignore' });
     server = await serveStatic({ root: repoRoot });
     browser = await launchChromium(playwright);
@@ -52,7 +84,9 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
 
   test('every variant loads and runs; outputs finite, fp32 equal to onnxruntime-node', async () => {
     const out = join(tmp, 'out');
-    const models = Object.fromEntries(Object.entries(DTYPES).map(([d, f]) => [d, servedModel(out, f, readdirSync(out))]));
+    const models = Object.fromEntries(
+      Object.entries(DTYPES).map(([d, f]) => [d, servedModel(out, f, readdirSync(out))]),
+    );
     const page = await browser.newPage();
     let web;
     try {
@@ -74,7 +108,9 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
     // fp32 against onnxruntime-node on the same (oracle) inputs.
     const { default: ort } = await import('onnxruntime-node');
     const { makeInputs, compareTensors } = await import('../node/oracle.mjs');
-    const session = await ort.InferenceSession.create(join(tmp, 'out', DTYPES.fp32), { executionProviders: ['cpu'] });
+    const session = await ort.InferenceSession.create(join(tmp, 'out', DTYPES.fp32), {
+      executionProviders: ['cpu'],
+    });
     try {
       const expected = await session.run(makeInputs(session, { seed: SEED }));
       assert.deepEqual(Object.keys(web.fp32.outputs).sort(), Object.keys(expected).sort());
@@ -82,8 +118,10 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
         const w = web.fp32.outputs[name];
         const actual = new ort.Tensor(w.type, Float32Array.from(w.data), w.dims);
         const r = compareTensors(name, e, actual, { rtol: 1e-3, atol: 1e-4 });
-        assert.ok(!r.error && r.mismatches === 0,
-          `fp32 output '${name}': ${r.error ?? `${r.mismatches}/${r.size} differ, max abs ${r.maxAbsDiff}`}`);
+        assert.ok(
+          !r.error && r.mismatches === 0,
+          `fp32 output '${name}': ${r.error ?? `${r.mismatches}/${r.size} differ, max abs ${r.maxAbsDiff}`}`,
+        );
       }
     } finally {
       await session.release();
@@ -94,7 +132,9 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
   test('every variant of every shared float model loads and runs', async () => {
     const { default: ort } = await import('onnxruntime-node');
     const { makeInputs, compareTensors } = await import('../node/oracle.mjs');
-    const names = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx') && !f.includes('.qdq_')).sort();
+    const names = readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx') && !f.includes('.qdq_'))
+      .sort();
     assert.ok(names.length >= 5, `shared models missing from ${modelsDir}`);
     const page = await browser.newPage();
     try {
@@ -102,12 +142,19 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
       await page.goto(new URL('/web/serve.mjs', server.url).href);
       for (const name of names) {
         const out = join(tmp, name.replace(/\.onnx$/, ''));
-        execFileSync(cli, ['variants', join(modelsDir, name), '--out', out, '--name', 'model'], { stdio: 'ignore' });
+        execFileSync(cli, ['variants', join(modelsDir, name), '--out', out, '--name', 'model'], {
+          stdio: 'ignore',
+        });
         const files = readdirSync(out);
-        const models = Object.fromEntries(Object.entries(DTYPES).map(([d, f]) => [d, servedModel(out, f, files)]));
+        const models = Object.fromEntries(
+          Object.entries(DTYPES).map(([d, f]) => [d, servedModel(out, f, files)]),
+        );
         const web = await page.evaluate(runInPage, { ortUrl: servedUrl(ORT_WEB), models, seed: SEED });
         for (const dtype of Object.keys(DTYPES)) {
-          assert.ok(web[dtype] && !web[dtype].error, `${name} ${dtype}: ORT-web failed: ${web[dtype]?.error}`);
+          assert.ok(
+            web[dtype] && !web[dtype].error,
+            `${name} ${dtype}: ORT-web failed: ${web[dtype]?.error}`,
+          );
           for (const [o, t] of Object.entries(web[dtype].outputs)) {
             const bad = t.data.findIndex((v) => !Number.isFinite(v));
             assert.equal(bad, -1, `${name} ${dtype}: output '${o}' has ${t.data[bad]} at ${bad}`);
@@ -115,14 +162,21 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
         }
         // Training-mode Dropout (mobilenet_v3_small.train) is random: its values differ by design.
         if (name.includes('.train')) continue;
-        const session = await ort.InferenceSession.create(join(out, DTYPES.fp32), { executionProviders: ['cpu'] });
+        const session = await ort.InferenceSession.create(join(out, DTYPES.fp32), {
+          executionProviders: ['cpu'],
+        });
         try {
           const expected = await session.run(makeInputs(session, { seed: SEED }));
           for (const [o, e] of Object.entries(expected)) {
             const w = web.fp32.outputs[o];
-            const r = compareTensors(o, e, new ort.Tensor(w.type, Float32Array.from(w.data), w.dims), { rtol: 1e-3, atol: 1e-4 });
-            assert.ok(!r.error && r.mismatches === 0,
-              `${name} fp32 output '${o}': ${r.error ?? `${r.mismatches}/${r.size} differ, max abs ${r.maxAbsDiff}`}`);
+            const r = compareTensors(o, e, new ort.Tensor(w.type, Float32Array.from(w.data), w.dims), {
+              rtol: 1e-3,
+              atol: 1e-4,
+            });
+            assert.ok(
+              !r.error && r.mismatches === 0,
+              `${name} fp32 output '${o}': ${r.error ?? `${r.mismatches}/${r.size} differ, max abs ${r.maxAbsDiff}`}`,
+            );
           }
         } finally {
           await session.release();

@@ -20,8 +20,9 @@ import { launchChromium, prerequisites, repoRoot, shared, webDir } from './harne
 const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
 const mobilenet = join(shared, 'models', 'mobilenet_v2.op13.nofold.onnx');
 
-const { playwright, skipReason } = await prerequisites('verify timings',
-  { files: ['verify-worker.js', 'ort-wasm-simd-threaded.wasm'] });
+const { playwright, skipReason } = await prerequisites('verify timings', {
+  files: ['verify-worker.js', 'ort-wasm-simd-threaded.wasm'],
+});
 
 // '12.1 ms' -> { ms: 12.1, tol: 0.05 } (tol: half a unit of the last digit shown, in ms).
 function parseTime(text) {
@@ -34,7 +35,10 @@ function parseTime(text) {
 
 // `shown` (as parsed) is `value` rounded for display.
 function assertShows(shown, value, what) {
-  assert.ok(Math.abs(shown.ms - value) <= shown.tol * 1.001 + 1e-9, `${what}: shows ${shown.ms} ms for ${value} ms`);
+  assert.ok(
+    Math.abs(shown.ms - value) <= shown.tol * 1.001 + 1e-9,
+    `${what}: shows ${shown.ms} ms for ${value} ms`,
+  );
 }
 
 // One line (#verify-load or #verify-run): its numbers, checked against each other. Returns the text.
@@ -45,17 +49,28 @@ async function checkLine(page, key) {
   const data = await line.evaluate((e) => ({ ...e.dataset }));
   const orig = Number(data.originalMs);
   const opt = Number(data.optimizedMs);
-  for (const [name, v] of [['original', orig], ['optimized', opt]]) {
-    assert.ok(Number.isFinite(v) && v > 0, `${key} ${name}: ${data[`${name}Ms`]} ms is not a positive number`);
+  for (const [name, v] of [
+    ['original', orig],
+    ['optimized', opt],
+  ]) {
+    assert.ok(
+      Number.isFinite(v) && v > 0,
+      `${key} ${name}: ${data[`${name}Ms`]} ms is not a positive number`,
+    );
   }
   const n = [Number(data.originalN), Number(data.optimizedN)];
-  assert.ok(n.every((x) => Number.isInteger(x) && x >= 1), `${key} counts ${n}`);
+  assert.ok(
+    n.every((x) => Number.isInteger(x) && x >= 1),
+    `${key} counts ${n}`,
+  );
   assert.ok(Math.abs(Number(data.ratio) - orig / opt) <= 1e-9 * (orig / opt), `${key} ratio ${data.ratio}`);
 
   // 'Load: 412 ms → 98.0 ms (4.2x faster; ...' or 'Run: median 12.1 ms → 12.0 ms over 20 runs each (same speed, ...'
   const label = key === 'load' ? 'Load' : 'Run';
-  const m = new RegExp(`^${label}: (?:median )?([\\d.]+ m?s) → ([\\d.]+ m?s)` +
-    '(?: over (\\d+) runs each)? \\((same speed(?:, within noise)?|([\\d.]+)x (faster|slower));').exec(text);
+  const m = new RegExp(
+    `^${label}: (?:median )?([\\d.]+ m?s) → ([\\d.]+ m?s)` +
+      '(?: over (\\d+) runs each)? \\((same speed(?:, within noise)?|([\\d.]+)x (faster|slower));',
+  ).exec(text);
   assert.ok(m, `${key} line: ${text}`);
   const [shownOrig, shownOpt] = [parseTime(m[1]), parseTime(m[2])];
   assertShows(shownOrig, orig, `${key} original`);
@@ -79,8 +94,10 @@ async function checkLine(page, key) {
     assert.ok(shownRatio >= 1, `${m[5]}x ${m[6]}: a ratio of at least 1 in words`);
     const fromShown = num.ms / den.ms;
     const slack = 0.5 * 10 ** -decimals + fromShown * (num.tol / num.ms + den.tol / den.ms) + 1e-9;
-    assert.ok(Math.abs(shownRatio - fromShown) <= slack,
-      `${key}: ${m[5]}x ${m[6]} but the medians shown give ${fromShown.toFixed(3)} (${text})`);
+    assert.ok(
+      Math.abs(shownRatio - fromShown) <= slack,
+      `${key}: ${m[5]}x ${m[6]} but the medians shown give ${fromShown.toFixed(3)} (${text})`,
+    );
     assert.equal(m[6] === 'faster', orig > opt, `${key}: ${m[6]} with medians ${orig} and ${opt}`);
   }
   return text;
@@ -112,13 +129,23 @@ describe('web page: Verify shows load and run times for both models (Chromium)',
     await page.waitForFunction(() => Number(document.body.dataset.loads ?? 0) > 0);
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state));
     await page.click('#run');
-    await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, { timeout: 120_000 });
-    assert.equal(await page.evaluate(() => document.body.dataset.state), 'done', await page.locator('#error').textContent());
+    await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.state), null, {
+      timeout: 120_000,
+    });
+    assert.equal(
+      await page.evaluate(() => document.body.dataset.state),
+      'done',
+      await page.locator('#error').textContent(),
+    );
     await page.click('#verify');
-    await page.waitForFunction(() => ['pass', 'fail', 'error'].includes(document.body.dataset.verify), null,
-      { timeout: 300_000 });
-    assert.equal(await page.evaluate(() => document.body.dataset.verify), 'pass',
-      `${await page.locator('#verify-verdict').textContent()} ${await page.locator('#verify-error').textContent()}`);
+    await page.waitForFunction(() => ['pass', 'fail', 'error'].includes(document.body.dataset.verify), null, {
+      timeout: 300_000,
+    });
+    assert.equal(
+      await page.evaluate(() => document.body.dataset.verify),
+      'pass',
+      `${await page.locator('#verify-verdict').textContent()} ${await page.locator('#verify-error').textContent()}`,
+    );
 
     assert.ok(await page.locator('#verify-timings').isVisible(), 'timings shown');
     const timings = JSON.parse(await page.locator('#verify-timings').getAttribute('data-timings'));
@@ -129,8 +156,14 @@ describe('web page: Verify shows load and run times for both models (Chromium)',
       for (const what of ['load', 'firstRun', 'run']) {
         const s = timings[what][which];
         assert.equal(s.times.length, s.n, `${what} ${which}: one time per count`);
-        assert.ok(s.times.every((x) => Number.isFinite(x) && x > 0), `${what} ${which}: ${s.times}`);
-        assert.ok(s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max, `${what} ${which} order`);
+        assert.ok(
+          s.times.every((x) => Number.isFinite(x) && x > 0),
+          `${what} ${which}: ${s.times}`,
+        );
+        assert.ok(
+          s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max,
+          `${what} ${which} order`,
+        );
       }
       const { n, reps } = timings.run[which];
       assert.ok(n >= TIMING.minRuns && n <= TIMING.maxRuns, `${which}: ${n} runs`);
@@ -172,9 +205,19 @@ describe('web page: Verify shows load and run times for both models (Chromium)',
             else if (data.type === 'error') reject(new Error(data.error.message));
           };
           w.onerror = (e) => reject(new Error(e.message || 'worker error'));
-          w.postMessage({ id: 1, op: 'verify', args: {
-            original: { name: 'a.onnx', bytes }, candidate: { name: 'b.onnx', bytes }, seed: 1, dims: {},
-            rtol: 1e-3, atol: 1e-4, timing: { togetherLimit: 0, loadBudgetMs: 0, runBudgetMs: 0 } } });
+          w.postMessage({
+            id: 1,
+            op: 'verify',
+            args: {
+              original: { name: 'a.onnx', bytes },
+              candidate: { name: 'b.onnx', bytes },
+              seed: 1,
+              dims: {},
+              rtol: 1e-3,
+              atol: 1e-4,
+              timing: { togetherLimit: 0, loadBudgetMs: 0, runBudgetMs: 0 },
+            },
+          });
         });
       } finally {
         w.terminate();
@@ -188,7 +231,10 @@ describe('web page: Verify shows load and run times for both models (Chromium)',
       assert.equal(timings.firstRun[which].n, 1);
       assert.equal(timings.run[which].n, TIMING.minRuns);
       for (const what of ['load', 'firstRun', 'run']) {
-        assert.ok(timings[what][which].times.every((x) => Number.isFinite(x) && x > 0), `${what} ${which}`);
+        assert.ok(
+          timings[what][which].times.every((x) => Number.isFinite(x) && x > 0),
+          `${what} ${which}`,
+        );
       }
     }
   });

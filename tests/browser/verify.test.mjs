@@ -23,14 +23,18 @@ import { havePythonOnnx, python } from '../node/env.mjs';
 
 const sample = join(repoRoot, 'examples', 'conv1d_m5.onnx');
 // minibert: int64 inputs (ids, attention mask) and two outputs.
-const sharedModels = ['squeezenet1_1.op13.initin.onnx', 'mobilenet_v2.op13.nofold.onnx',
-  'minibert.op14.nofold.onnx'].map((m) => join(shared, 'models', m));
+const sharedModels = [
+  'squeezenet1_1.op13.initin.onnx',
+  'mobilenet_v2.op13.nofold.onnx',
+  'minibert.op14.nofold.onnx',
+].map((m) => join(shared, 'models', m));
 
 const FIRST_LOAD_LIMIT = 1024 * 1024; // gzipped bytes
 const VERIFY_FILES = ['verify-worker.js', 'ort-wasm-simd-threaded.wasm'];
 
-const { playwright, skipReason } = await prerequisites('verify', { files: ['conv1d_m5.onnx', ...VERIFY_FILES] });
-
+const { playwright, skipReason } = await prerequisites('verify', {
+  files: ['conv1d_m5.onnx', ...VERIFY_FILES],
+});
 
 // A copy of `from` whose last node's last float initializer input (e.g. a Gemm's bias) has one
 // value moved by 1.0: that output moves by 1.0, far past any tolerance.
@@ -56,7 +60,7 @@ const gz = (file) => gzipSync(readFileSync(file), { level: 9 }).length;
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 // The page's verify must feed what the tests' oracle feeds (same seed, dims and value rules).
-test('verify inputs are the oracle\'s inputs (conv1d_m5, minibert)', async (t) => {
+test("verify inputs are the oracle's inputs (conv1d_m5, minibert)", async (t) => {
   let oracle;
   try {
     oracle = await import('../node/oracle.mjs');
@@ -101,7 +105,10 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
 
   // Opens the page (with an optional query) and records the paths it fetches from the server.
   async function openPage(t, query = '') {
-    const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1200, height: 900 } });
+    const context = await browser.newContext({
+      acceptDownloads: true,
+      viewport: { width: 1200, height: 900 },
+    });
     const page = await context.newPage();
     const fetched = [];
     page.on('pageerror', (e) => pageErrors.push(`${t.name}: ${e.message}`));
@@ -125,8 +132,9 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
   }
 
   async function waitVerify(page) {
-    await page.waitForFunction(() => ['pass', 'fail', 'error'].includes(document.body.dataset.verify), null,
-      { timeout: 180_000 });
+    await page.waitForFunction(() => ['pass', 'fail', 'error'].includes(document.body.dataset.verify), null, {
+      timeout: 180_000,
+    });
     return page.evaluate(() => document.body.dataset.verify);
   }
 
@@ -140,7 +148,11 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
 
   async function optimize(page) {
     await page.click('#run');
-    assert.equal(await waitState(page, ['done', 'error']), 'done', await page.locator('#error').textContent());
+    assert.equal(
+      await waitState(page, ['done', 'error']),
+      'done',
+      await page.locator('#error').textContent(),
+    );
   }
 
   // Verify passed: every row of the table says pass; returns the verdict line.
@@ -191,7 +203,10 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
     assert.equal(await waitState(page, ['done', 'error']), 'done');
     const before = fetched.length;
     const toVerify = await tabTo(page, '#verify');
-    assert.ok(toVerify.indexOf('verify-seed') < toVerify.indexOf('verify-rtol'), `order: ${toVerify.join(' ')}`);
+    assert.ok(
+      toVerify.indexOf('verify-seed') < toVerify.indexOf('verify-rtol'),
+      `order: ${toVerify.join(' ')}`,
+    );
     await page.keyboard.press('Enter');
     await assertPass(page);
 
@@ -202,15 +217,27 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
     console.log(`fetched on Verify: ${onVerify.join(', ')}: ${kib(raw)}, ${kib(gzipped)} gzipped`);
 
     // Accessibility basics: every control named, live regions for progress and errors, table headers.
-    const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, button, textarea')]
-      .filter((e) => !(e.labels?.length || e.getAttribute('aria-label') ||
-        (e.tagName === 'BUTTON' && e.textContent.trim())))
-      .map((e) => e.id || e.outerHTML.slice(0, 60)));
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, button, textarea')]
+        .filter(
+          (e) =>
+            !(
+              e.labels?.length ||
+              e.getAttribute('aria-label') ||
+              (e.tagName === 'BUTTON' && e.textContent.trim())
+            ),
+        )
+        .map((e) => e.id || e.outerHTML.slice(0, 60)),
+    );
     assert.deepEqual(unlabelled, []);
-    for (const sel of ['#status', '#verify-status']) assert.equal(await page.getAttribute(sel, 'role'), 'status');
-    for (const sel of ['#error', '#verify-error']) assert.equal(await page.getAttribute(sel, 'role'), 'alert');
-    assert.match(await page.locator('#verify-table caption').textContent(),
-      /conv1d_m5\.onnx \(original\) vs conv1d_m5\.opt\.onnx/);
+    for (const sel of ['#status', '#verify-status'])
+      assert.equal(await page.getAttribute(sel, 'role'), 'status');
+    for (const sel of ['#error', '#verify-error'])
+      assert.equal(await page.getAttribute(sel, 'role'), 'alert');
+    assert.match(
+      await page.locator('#verify-table caption').textContent(),
+      /conv1d_m5\.onnx \(original\) vs conv1d_m5\.opt\.onnx/,
+    );
     assert.equal(await page.locator('#verify-table thead th[scope=col]').count(), 7);
     assert.equal(await page.locator('#verify-table tbody th[scope=row]').count(), 1);
   });
@@ -229,7 +256,9 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
       const started = performance.now();
       await page.click('#verify');
       const verdict = await assertPass(page);
-      console.log(`${model.split('/').pop()}: ${verdict} (${((performance.now() - started) / 1000).toFixed(2)} s)`);
+      console.log(
+        `${model.split('/').pop()}: ${verdict} (${((performance.now() - started) / 1000).toFixed(2)} s)`,
+      );
     }
     const shot = join(artifacts, 'verify-pass.png');
     await page.locator('#verify-section').screenshot({ path: shot });
@@ -274,8 +303,10 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
 
     await page.setInputFiles('#verify-other', altered);
     assert.equal(await waitVerify(page), 'fail', await page.locator('#verify-error').textContent());
-    assert.match(await page.locator('#verify-verdict').textContent(),
-      /^FAIL: conv1d_m5\.onnx vs conv1d_m5\.altered\.onnx/);
+    assert.match(
+      await page.locator('#verify-verdict').textContent(),
+      /^FAIL: conv1d_m5\.onnx vs conv1d_m5\.altered\.onnx/,
+    );
     const row = await page.locator('#verify-table tbody tr').first().allTextContents();
     assert.match(row.join(' '), /FAIL/);
     const maxAbs = Number(await page.locator('#verify-table tbody tr td').nth(2).textContent());
@@ -289,9 +320,14 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
   });
 
   test('options in the URL: read on load, written back on change, bad ones ignored with a notice', async (t) => {
-    const { page } = await openPage(t, '?passes=fold-constants,dce&budget=0&growth=2&preserve=lora_*,scale&quant=integer' +
-      '&float16=1&external=4096&seed=7&rtol=0.01&atol=0.001');
-    const checked = await page.locator('#passes input[name=pass]:checked').evaluateAll((cs) => cs.map((c) => c.value));
+    const { page } = await openPage(
+      t,
+      '?passes=fold-constants,dce&budget=0&growth=2&preserve=lora_*,scale&quant=integer' +
+        '&float16=1&external=4096&seed=7&rtol=0.01&atol=0.001',
+    );
+    const checked = await page
+      .locator('#passes input[name=pass]:checked')
+      .evaluateAll((cs) => cs.map((c) => c.value));
     assert.deepEqual(checked, ['fold-constants', 'dce']);
     assert.equal(await page.inputValue('#size-budget'), '0');
     assert.equal(await page.inputValue('#growth-budget'), '2');
@@ -331,11 +367,14 @@ describe('web page: verify, URL options, keyboard (Chromium)', { skip: skipReaso
     const { page: p3 } = await openPage(t, '?quant=bogus&zzz=1&budget=-3&passes=dce,nope&rtol=abc');
     const notice = await p3.locator('#url-notice').textContent();
     assert.ok(await p3.locator('#url-notice').isVisible());
-    for (const s of ['quant=bogus', 'zzz', 'budget=-3', 'nope', 'rtol=abc']) assert.ok(notice.includes(s), notice);
+    for (const s of ['quant=bogus', 'zzz', 'budget=-3', 'nope', 'rtol=abc'])
+      assert.ok(notice.includes(s), notice);
     assert.equal(await p3.inputValue('#quant'), '');
     assert.equal(await p3.inputValue('#size-budget'), '1024');
     assert.equal(await p3.inputValue('#verify-rtol'), '0.001');
-    const p3checked = await p3.locator('#passes input[name=pass]:checked').evaluateAll((cs) => cs.map((c) => c.value));
+    const p3checked = await p3
+      .locator('#passes input[name=pass]:checked')
+      .evaluateAll((cs) => cs.map((c) => c.value));
     assert.deepEqual(p3checked, ['dce'], 'the known passes of a list apply');
     assert.deepEqual(await query(p3), { passes: 'dce' });
   });

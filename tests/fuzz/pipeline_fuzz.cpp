@@ -89,7 +89,7 @@ Options baseOptions() {
   o.constructor_budget = kConstructorBudget;
   o.max_iterations = kMaxIterations;
   if (strict()) {
-    // In [0, 1]; it may step back when a fixpoint round starts (js/index.js clamps that).
+    // In [0, 1]; it may step back when a fixpoint round starts (js/host.js clamps that).
     o.on_progress = [](const Progress& p) {
       if (!(p.fraction >= 0 && p.fraction <= 1))
         finding("progress leaves [0, 1]",

@@ -5,15 +5,20 @@
 import { parseArgs } from 'node:util';
 import { compareModels } from './oracle.mjs';
 
-const usage = 'usage: check-equivalence.mjs ORIG.onnx OPT.onnx [--seed N] [--dim N] [--dims name=N,...] ' +
+const usage =
+  'usage: check-equivalence.mjs ORIG.onnx OPT.onnx [--seed N] [--dim N] [--dims name=N,...] ' +
   '[--rtol X] [--atol X] [--json]';
 let args;
 try {
   args = parseArgs({
     allowPositionals: true,
     options: {
-      seed: { type: 'string' }, dim: { type: 'string' }, dims: { type: 'string' },
-      rtol: { type: 'string' }, atol: { type: 'string' }, json: { type: 'boolean' },
+      seed: { type: 'string' },
+      dim: { type: 'string' },
+      dims: { type: 'string' },
+      rtol: { type: 'string' },
+      atol: { type: 'string' },
+      json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -28,7 +33,10 @@ if (v.help || positionals.length !== 2) {
 }
 const num = (s, name) => {
   const x = Number(s);
-  if (!Number.isFinite(x)) { console.error(`bad --${name}: ${s}`); process.exit(2); }
+  if (!Number.isFinite(x)) {
+    console.error(`bad --${name}: ${s}`);
+    process.exit(2);
+  }
   return x;
 };
 const opts = {};
@@ -37,10 +45,12 @@ if (v.dim !== undefined) opts.dimValue = num(v.dim, 'dim');
 if (v.rtol !== undefined) opts.rtol = num(v.rtol, 'rtol');
 if (v.atol !== undefined) opts.atol = num(v.atol, 'atol');
 if (v.dims) {
-  opts.dims = Object.fromEntries(v.dims.split(',').map((kv) => {
-    const [k, x] = kv.split('=');
-    return [k, num(x, 'dims')];
-  }));
+  opts.dims = Object.fromEntries(
+    v.dims.split(',').map((kv) => {
+      const [k, x] = kv.split('=');
+      return [k, num(x, 'dims')];
+    }),
+  );
 }
 
 const [orig, opt] = positionals;

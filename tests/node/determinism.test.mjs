@@ -12,8 +12,6 @@ import { join } from 'node:path';
 import { cli, dist, modelsDir, need } from './env.mjs';
 import { buildModel, readModel } from './onnx-builder.mjs';
 
-
-
 // Printable strings around `offset` (tensor and node names are stored as plain text nearby).
 function context(bytes, offset) {
   const from = Math.max(0, offset - 200);
@@ -31,15 +29,29 @@ function compareBytes(what, native, wasm) {
   if (Buffer.compare(native, wasm) === 0) return;
   let i = 0;
   while (i < native.length && i < wasm.length && native[i] === wasm[i]) i++;
-  assert.fail(`${what}: native ${native.length} bytes, wasm ${wasm.length} bytes, first difference at byte ${i} ` +
-    `(near: ${context(native, i)})`);
+  assert.fail(
+    `${what}: native ${native.length} bytes, wasm ${wasm.length} bytes, first difference at byte ${i} ` +
+      `(near: ${context(native, i)})`,
+  );
 }
 
-const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const models = existsSync(modelsDir)
+  ? readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort()
+  : [];
 
 test('wasm and native outputs are byte-identical on every shared model', async (t) => {
-  if (!need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`)) return;
-  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`)) return;
+  if (
+    !need(
+      t,
+      existsSync(dist),
+      `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`,
+    )
+  )
+    return;
+  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`))
+    return;
   if (!need(t, models.length > 0, `no models in ${modelsDir} (set ONNXFOLD_SHARED)`)) return;
   const { optimize } = await import('onnxfold');
   const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-det-'));
@@ -47,7 +59,9 @@ test('wasm and native outputs are byte-identical on every shared model', async (
     for (const name of models) {
       await t.test(name, async () => {
         const out = join(tmp, name);
-        execFileSync(cli, ['optimize', join(modelsDir, name), '-o', out, '-q'], { stdio: ['ignore', 'ignore', 'pipe'] });
+        execFileSync(cli, ['optimize', join(modelsDir, name), '-o', out, '-q'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
         const native = readFileSync(out);
         const { model: wasm } = await optimize(readFileSync(join(modelsDir, name)));
         compareBytes(name, native, wasm);
@@ -59,15 +73,37 @@ test('wasm and native outputs are byte-identical on every shared model', async (
 });
 
 test('folded math functions are byte-identical in wasm and natively', async (t) => {
-  if (!need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`)) return;
-  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`)) return;
+  if (
+    !need(
+      t,
+      existsSync(dist),
+      `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`,
+    )
+  )
+    return;
+  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`))
+    return;
   const { optimize } = await import('onnxfold');
   const n = 1 << 16;
   // Each op reads the input that suits its domain: wide (rotary angles), moderate, or [-1, 1].
   const ops = {
     wide: ['Cos', 'Sin', 'Tan'],
-    mid: ['Exp', 'Tanh', 'Erf', 'Sinh', 'Cosh', 'Atan', 'Asinh', 'Sigmoid', 'Softplus', 'Elu', 'Selu',
-      'Mish', 'Softmax', 'LogSoftmax'],
+    mid: [
+      'Exp',
+      'Tanh',
+      'Erf',
+      'Sinh',
+      'Cosh',
+      'Atan',
+      'Asinh',
+      'Sigmoid',
+      'Softplus',
+      'Elu',
+      'Selu',
+      'Mish',
+      'Softmax',
+      'LogSoftmax',
+    ],
     unit: ['Asin', 'Acos', 'Atanh'],
     pos: ['Log', 'Acosh', 'Sqrt'],
   };

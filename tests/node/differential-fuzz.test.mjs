@@ -28,47 +28,101 @@ const artifacts = join(repoRoot, 'build', 'test-artifacts', 'differential');
 const wasmMissing = `the wasm build is missing at ${dist} (cmake --preset wasm && cmake --build --preset wasm)`;
 
 function findingLines(stats) {
-  const lines = stats.findings.slice(0, 20).map((f) => `seed ${f.seed} (opset ${f.opset}) ${f.mode}/${f.kind}: ` +
-    `${f.message} [${f.minimizeChecks ? 'minimized to ' : ''}${f.nodes} nodes: ${f.ops.join(' ')}]`);
+  const lines = stats.findings
+    .slice(0, 20)
+    .map(
+      (f) =>
+        `seed ${f.seed} (opset ${f.opset}) ${f.mode}/${f.kind}: ` +
+        `${f.message} [${f.minimizeChecks ? 'minimized to ' : ''}${f.nodes} nodes: ${f.ops.join(' ')}]`,
+    );
   if (stats.findings.length > 20) lines.push(`... and ${stats.findings.length - 20} more`);
   return lines;
 }
 
-test(`differential fuzz: seeds ${SEED}..${SEED + COUNT - 1} give no finding`, { timeout: 15 * 60e3 }, async (t) => {
-  if (!need(t, existsSync(dist), wasmMissing)) return;
-  const { runCampaign } = await import('../fuzz/differential/campaign.mjs');
-  const { MODES } = await import('../fuzz/differential/check.mjs');
-  const stats = await runCampaign({ seed: SEED, count: COUNT, modes: MODES, findingsDir: artifacts, maxShrinks: 5 });
-  const refused = Object.entries(stats.refused).map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
-  t.diagnostic(`compared ${stats.compared}, skipped ${stats.skipped}, refused ${refused}, ` +
-    `ill-conditioned ${stats.illConditioned.length}, ${stats.rate.toFixed(1)} models/s`);
-  // The generator makes models ORT runs: many skips would make this test check little.
-  assert.ok(stats.skipped <= COUNT * 0.05, `${stats.skipped} of ${COUNT} models skipped: ${JSON.stringify(stats.skipReasons)}`);
-  assert.equal(stats.findings.length, 0, `findings (minimized models in ${artifacts}):\n${findingLines(stats).join('\n')}`);
-});
+test(
+  `differential fuzz: seeds ${SEED}..${SEED + COUNT - 1} give no finding`,
+  { timeout: 15 * 60e3 },
+  async (t) => {
+    if (!need(t, existsSync(dist), wasmMissing)) return;
+    const { runCampaign } = await import('../fuzz/differential/campaign.mjs');
+    const { MODES } = await import('../fuzz/differential/check.mjs');
+    const stats = await runCampaign({
+      seed: SEED,
+      count: COUNT,
+      modes: MODES,
+      findingsDir: artifacts,
+      maxShrinks: 5,
+    });
+    const refused =
+      Object.entries(stats.refused)
+        .map(([m, n]) => `${m} ${n}`)
+        .join(', ') || 'none';
+    t.diagnostic(
+      `compared ${stats.compared}, skipped ${stats.skipped}, refused ${refused}, ` +
+        `ill-conditioned ${stats.illConditioned.length}, ${stats.rate.toFixed(1)} models/s`,
+    );
+    // The generator makes models ORT runs: many skips would make this test check little.
+    assert.ok(
+      stats.skipped <= COUNT * 0.05,
+      `${stats.skipped} of ${COUNT} models skipped: ${JSON.stringify(stats.skipReasons)}`,
+    );
+    assert.equal(
+      stats.findings.length,
+      0,
+      `findings (minimized models in ${artifacts}):\n${findingLines(stats).join('\n')}`,
+    );
+  },
+);
 
-test(`differential fuzz: QDQ seeds ${QDQ_SEED}..${QDQ_SEED + QDQ_COUNT - 1} in the quant modes give no finding`, { timeout: 10 * 60e3 }, async (t) => {
-  if (!need(t, existsSync(dist), wasmMissing)) return;
-  const { runCampaign } = await import('../fuzz/differential/campaign.mjs');
-  const { QDQ_MODES } = await import('../fuzz/differential/check.mjs');
-  const stats = await runCampaign({ seed: QDQ_SEED, count: QDQ_COUNT, qdq: 1, modes: QDQ_MODES, findingsDir: artifacts, maxShrinks: 5 });
-  const q = stats.qdq;
-  const refused = Object.entries(q.refused).map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
-  const clamped = q.clamped / Math.max(1, q.elements);
-  t.diagnostic(`QDQ models compared ${q.compared}, skipped ${q.skipped}, refused ${refused}, ` +
-    `output elements at the clamp ${(100 * clamped).toFixed(1)} %, ORT 'all' failed on ${q.allFailed}, ` +
-    `ill-conditioned ${stats.illConditioned.length}, ${stats.rate.toFixed(1)} models/s`);
-  assert.equal(q.models, QDQ_COUNT);
-  assert.ok(q.skipped <= QDQ_COUNT * 0.05, `${q.skipped} of ${QDQ_COUNT} QDQ models skipped: ${JSON.stringify(stats.skipReasons)}`);
-  // Calibrated scales: most output elements inside the integer range, or the comparison within
-  // one step says little.
-  assert.ok(clamped < 0.35, `${(100 * clamped).toFixed(1)} % of the QDQ output elements are at the clamp`);
-  assert.equal(stats.findings.length, 0, `findings (minimized models in ${artifacts}):\n${findingLines(stats).join('\n')}`);
-});
+test(
+  `differential fuzz: QDQ seeds ${QDQ_SEED}..${QDQ_SEED + QDQ_COUNT - 1} in the quant modes give no finding`,
+  { timeout: 10 * 60e3 },
+  async (t) => {
+    if (!need(t, existsSync(dist), wasmMissing)) return;
+    const { runCampaign } = await import('../fuzz/differential/campaign.mjs');
+    const { QDQ_MODES } = await import('../fuzz/differential/check.mjs');
+    const stats = await runCampaign({
+      seed: QDQ_SEED,
+      count: QDQ_COUNT,
+      qdq: 1,
+      modes: QDQ_MODES,
+      findingsDir: artifacts,
+      maxShrinks: 5,
+    });
+    const q = stats.qdq;
+    const refused =
+      Object.entries(q.refused)
+        .map(([m, n]) => `${m} ${n}`)
+        .join(', ') || 'none';
+    const clamped = q.clamped / Math.max(1, q.elements);
+    t.diagnostic(
+      `QDQ models compared ${q.compared}, skipped ${q.skipped}, refused ${refused}, ` +
+        `output elements at the clamp ${(100 * clamped).toFixed(1)} %, ORT 'all' failed on ${q.allFailed}, ` +
+        `ill-conditioned ${stats.illConditioned.length}, ${stats.rate.toFixed(1)} models/s`,
+    );
+    assert.equal(q.models, QDQ_COUNT);
+    assert.ok(
+      q.skipped <= QDQ_COUNT * 0.05,
+      `${q.skipped} of ${QDQ_COUNT} QDQ models skipped: ${JSON.stringify(stats.skipReasons)}`,
+    );
+    // Calibrated scales: most output elements inside the integer range, or the comparison within
+    // one step says little.
+    assert.ok(clamped < 0.35, `${(100 * clamped).toFixed(1)} % of the QDQ output elements are at the clamp`);
+    assert.equal(
+      stats.findings.length,
+      0,
+      `findings (minimized models in ${artifacts}):\n${findingLines(stats).join('\n')}`,
+    );
+  },
+);
 
 test('differential fuzz: committed regressions give no finding', async (t) => {
   if (!need(t, existsSync(dist), wasmMissing)) return;
-  const files = existsSync(regressions) ? readdirSync(regressions).filter((f) => f.endsWith('.onnx')).sort() : [];
+  const files = existsSync(regressions)
+    ? readdirSync(regressions)
+        .filter((f) => f.endsWith('.onnx'))
+        .sort()
+    : [];
   if (!files.length) {
     t.diagnostic('no regression committed yet');
     return;
@@ -77,10 +131,17 @@ test('differential fuzz: committed regressions give no finding', async (t) => {
   for (const f of files) {
     const r = await replay(join(regressions, f));
     assert.equal(r.status, 'ok', `${f}: ${r.note}`);
-    assert.deepEqual(r.findings, [], `${f}: ${r.findings.map((x) => `${x.mode}/${x.kind}: ${x.message}`).join('; ')}`);
+    assert.deepEqual(
+      r.findings,
+      [],
+      `${f}: ${r.findings.map((x) => `${x.mode}/${x.kind}: ${x.message}`).join('; ')}`,
+    );
     // A finding closed as ill-conditioned must still be seen as one (the checker's rule).
     if (r.meta.status?.startsWith('fixed: ill-conditioned')) {
-      assert.ok(r.illConditioned.some((x) => x.mode === r.meta.mode), `${f}: no ${r.meta.mode} mismatch left to explain`);
+      assert.ok(
+        r.illConditioned.some((x) => x.mode === r.meta.mode),
+        `${f}: no ${r.meta.mode} mismatch left to explain`,
+      );
     }
   }
   t.diagnostic(`${files.length} regression model(s) replayed`);
@@ -92,13 +153,19 @@ test('differential fuzz: committed regressions give no finding', async (t) => {
 test('differential fuzz: open findings are still detected', async (t) => {
   if (!need(t, existsSync(dist), wasmMissing)) return;
   const dir = join(repoRoot, 'tests', 'fuzz', 'differential', 'findings');
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.onnx')).sort() : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.onnx'))
+        .sort()
+    : [];
   const { replay } = await import('../fuzz/differential/campaign.mjs');
   for (const f of files) {
     const r = await replay(join(dir, f));
     const want = `${r.meta.mode}/${r.meta.kind}`;
-    assert.ok(r.findings.some((x) => `${x.mode}/${x.kind}` === want),
-      `${f}: no ${want} finding any more (fixed? move it to regressions/): ${r.status} ${r.note}`);
+    assert.ok(
+      r.findings.some((x) => `${x.mode}/${x.kind}` === want),
+      `${f}: no ${want} finding any more (fixed? move it to regressions/): ${r.status} ${r.note}`,
+    );
   }
   t.diagnostic(`${files.length} open finding(s) still detected`);
 });
@@ -109,15 +176,24 @@ test('differential fuzz: open findings are still detected', async (t) => {
 function qdqModel({ zp = 0, dqZp = zp, yScale = 0.004 } = {}) {
   const u8 = (v) => ({ type: 'uint8', dims: [], data: Uint8Array.from([v]) });
   return buildModel({
-    opset: 13, inputs: [{ name: 'x', shape: [4, 16] }], outputs: [{ name: 'y' }],
-    initializers: [{ name: 's1', dims: [], data: [0.01] }, { name: 'z1', ...u8(128) },
-      { name: 's2', dims: [], data: [yScale] }, { name: 'z2', ...u8(zp) }, { name: 's3', dims: [], data: [0.004] },
-      { name: 'z3', ...u8(dqZp) }],
-    nodes: [{ op: 'QuantizeLinear', inputs: ['x', 's1', 'z1'], outputs: ['q1'] },
+    opset: 13,
+    inputs: [{ name: 'x', shape: [4, 16] }],
+    outputs: [{ name: 'y' }],
+    initializers: [
+      { name: 's1', dims: [], data: [0.01] },
+      { name: 'z1', ...u8(128) },
+      { name: 's2', dims: [], data: [yScale] },
+      { name: 'z2', ...u8(zp) },
+      { name: 's3', dims: [], data: [0.004] },
+      { name: 'z3', ...u8(dqZp) },
+    ],
+    nodes: [
+      { op: 'QuantizeLinear', inputs: ['x', 's1', 'z1'], outputs: ['q1'] },
       { op: 'DequantizeLinear', inputs: ['q1', 's1', 'z1'], outputs: ['d1'] },
       { op: 'Relu', inputs: ['d1'], outputs: ['r'] },
       { op: 'QuantizeLinear', inputs: ['r', 's2', 'z2'], outputs: ['q2'] },
-      { op: 'DequantizeLinear', inputs: ['q2', 's3', 'z3'], outputs: ['y'] }],
+      { op: 'DequantizeLinear', inputs: ['q2', 's3', 'z3'], outputs: ['y'] },
+    ],
   });
 }
 
@@ -130,7 +206,10 @@ test('differential fuzz checker: a QDQ result passes within one output step, not
   const options = { quant: true, modes: ['quant-qoperator'] };
   try {
     // Requantizing with a scale 1e-4 larger moves elements by at most one step: no finding.
-    const near = await checkModel(original, { ...options, transform: as(qdqModel({ yScale: 0.004 * (1 + 1e-4) })) });
+    const near = await checkModel(original, {
+      ...options,
+      transform: as(qdqModel({ yScale: 0.004 * (1 + 1e-4) })),
+    });
     assert.equal(near.status, 'ok');
     assert.deepEqual(near.findings, []);
     assert.ok(near.quant.elements > 0 && near.quant.clamped < near.quant.elements);
@@ -150,14 +229,22 @@ test('differential fuzz checker: a QDQ result passes within one output step, not
 // 0.0030) -> y: one int8 step is 1.6 output steps.
 function requantModel(zp = 0) {
   return buildModel({
-    opset: 13, inputs: [{ name: 'x', shape: [4, 16] }], outputs: [{ name: 'y', type: 'uint8' }],
-    initializers: [{ name: 's1', dims: [], data: [0.0049] }, { name: 'z1', type: 'int8', dims: [], data: Int8Array.from([zp]) },
+    opset: 13,
+    inputs: [{ name: 'x', shape: [4, 16] }],
+    outputs: [{ name: 'y', type: 'uint8' }],
+    initializers: [
+      { name: 's1', dims: [], data: [0.0049] },
+      { name: 'z1', type: 'int8', dims: [], data: Int8Array.from([zp]) },
       { name: 'z0', type: 'int8', dims: [], data: Int8Array.from([0]) },
-      { name: 's2', dims: [], data: [0.003] }, { name: 'z2', type: 'uint8', dims: [], data: Uint8Array.from([0]) }],
-    nodes: [{ op: 'Relu', inputs: ['x'], outputs: ['r'] },
+      { name: 's2', dims: [], data: [0.003] },
+      { name: 'z2', type: 'uint8', dims: [], data: Uint8Array.from([0]) },
+    ],
+    nodes: [
+      { op: 'Relu', inputs: ['x'], outputs: ['r'] },
       { op: 'QuantizeLinear', inputs: ['r', 's1', 'z1'], outputs: ['q1'] },
       { op: 'DequantizeLinear', inputs: ['q1', 's1', 'z0'], outputs: ['d1'] },
-      { op: 'QuantizeLinear', inputs: ['d1', 's2', 'z2'], outputs: ['y'] }],
+      { op: 'QuantizeLinear', inputs: ['d1', 's2', 'z2'], outputs: ['y'] },
+    ],
   });
 }
 
@@ -184,14 +271,19 @@ test('differential fuzz checker: a tie upstream may move a QDQ output by more th
 // y = Cos(prod * x0) + x: ill-conditioned in its constant (prod about 6e4), well-conditioned in x.
 function cosModel(scale) {
   return buildModel({
-    opset: 13, inputs: [{ name: 'x', shape: [8] }], outputs: [{ name: 'y' }],
+    opset: 13,
+    inputs: [{ name: 'x', shape: [8] }],
+    outputs: [{ name: 'y' }],
     initializers: [{ name: 'k', dims: [], data: [61972.28125 * scale] }],
-    nodes: [{ op: 'Mul', inputs: ['x', 'k'], outputs: ['p'] }, { op: 'Cos', inputs: ['p'], outputs: ['c'] },
-      { op: 'Add', inputs: ['c', 'x'], outputs: ['y'] }],
+    nodes: [
+      { op: 'Mul', inputs: ['x', 'k'], outputs: ['p'] },
+      { op: 'Cos', inputs: ['p'], outputs: ['c'] },
+      { op: 'Add', inputs: ['c', 'x'], outputs: ['y'] },
+    ],
   });
 }
 
-test('differential fuzz checker: a mismatch the original\'s own conditioning explains is not a finding', async (t) => {
+test("differential fuzz checker: a mismatch the original's own conditioning explains is not a finding", async (t) => {
   if (!need(t, existsSync(dist), wasmMissing)) return;
   const { checkModel } = await import('../fuzz/differential/check.mjs');
   const as = (bytes) => async () => ({ bytes });
@@ -219,8 +311,10 @@ function convergingNormModel({ bias = 0, stored = false } = {}) {
   let v = 'x';
   const round = () => {
     if (!stored) return;
-    nodes.push({ op: 'Cast', inputs: [v], outputs: [`${v}_h`], attrs: { to: 10 } },
-      { op: 'Cast', inputs: [`${v}_h`], outputs: [`${v}_r`], attrs: { to: 1 } });
+    nodes.push(
+      { op: 'Cast', inputs: [v], outputs: [`${v}_h`], attrs: { to: 10 } },
+      { op: 'Cast', inputs: [`${v}_h`], outputs: [`${v}_r`], attrs: { to: 1 } },
+    );
     v = `${v}_r`;
   };
   round();
@@ -229,15 +323,26 @@ function convergingNormModel({ bias = 0, stored = false } = {}) {
     v = `s${i}`;
     round();
   }
-  nodes.push({ op: 'InstanceNormalization', inputs: [v, 'scale', 'b'], outputs: [stored ? 'n' : 'y'], attrs: { epsilon: 1e-9 } });
+  nodes.push({
+    op: 'InstanceNormalization',
+    inputs: [v, 'scale', 'b'],
+    outputs: [stored ? 'n' : 'y'],
+    attrs: { epsilon: 1e-9 },
+  });
   if (stored) {
     v = 'n';
     round();
     nodes.push({ op: 'Identity', inputs: [v], outputs: ['y'] });
   }
   return buildModel({
-    opset: 13, inputs: [{ name: 'x', shape: [1, 1, 3] }], outputs: [{ name: 'y' }],
-    initializers: [{ name: 'scale', dims: [1], data: [1] }, { name: 'b', dims: [1], data: [bias] }], nodes,
+    opset: 13,
+    inputs: [{ name: 'x', shape: [1, 1, 3] }],
+    outputs: [{ name: 'y' }],
+    initializers: [
+      { name: 'scale', dims: [1], data: [1] },
+      { name: 'b', dims: [1], data: [bias] },
+    ],
+    nodes,
   });
 }
 
@@ -261,12 +366,18 @@ test('differential fuzz checker: float16 precision the ideal float16 conversion 
   const options = { modes: ['float16'] };
   const as = (bytes) => async () => ({ bytes });
   // Every value stored in float16: off by a fifth of the output's range, as the reference is.
-  const stored = await checkModel(original, { ...options, transform: as(convergingNormModel({ stored: true })) });
+  const stored = await checkModel(original, {
+    ...options,
+    transform: as(convergingNormModel({ stored: true })),
+  });
   assert.deepEqual(stored.findings, [], JSON.stringify(stored.findings));
   assert.equal(stored.illConditioned.length, 1, JSON.stringify(stored));
   assert.match(stored.illConditioned[0].message, /every float32 value stored in float16/);
   // A wrong bias (0.5): as far from the reference as from the original, a finding.
-  const wrong = await checkModel(original, { ...options, transform: as(convergingNormModel({ bias: 0.5, stored: true })) });
+  const wrong = await checkModel(original, {
+    ...options,
+    transform: as(convergingNormModel({ bias: 0.5, stored: true })),
+  });
   assert.equal(wrong.findings.length, 1, JSON.stringify(wrong));
   assert.deepEqual(wrong.illConditioned, []);
 });

@@ -16,7 +16,19 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { cli, cliMissing, dist, haveCli, makeLlm, modelBytes, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import {
+  cli,
+  cliMissing,
+  dist,
+  haveCli,
+  makeLlm,
+  modelBytes,
+  modelsDir,
+  need,
+  python,
+  repoRoot,
+  run,
+} from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
 import { compareByRange } from './oracle.mjs';
 
@@ -27,9 +39,12 @@ const SEED = 7;
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-float16-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
-const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const models = existsSync(modelsDir)
+  ? readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort()
+  : [];
 const rows = [];
-
 
 async function checkModel(t, name, input) {
   const opt = join(tmp, `${name}.opt.onnx`);
@@ -53,15 +68,29 @@ async function checkModel(t, name, input) {
   const outputs = await compareByRange(input, fp16, { seed: SEED });
   const compared = outputs.filter((o) => !o.nondeterministic);
   const worst = Math.max(0, ...compared.map((o) => o.rel));
-  rows.push({ name, original: modelBytes(input), before, after, ratio: after / before, worst, float32Model,
+  rows.push({
+    name,
+    original: modelBytes(input),
+    before,
+    after,
+    ratio: after / before,
+    worst,
+    float32Model,
     shapeOnly: compared.length === 0,
-    kept: first.counters?.['nodes kept in float32'] ?? 0, saturated: first.counters?.['values saturated'] ?? 0,
-    note: first.changed ? '' : (first.notes ?? []).join('; ') });
+    kept: first.counters?.['nodes kept in float32'] ?? 0,
+    saturated: first.counters?.['values saturated'] ?? 0,
+    note: first.changed ? '' : (first.notes ?? []).join('; '),
+  });
   for (const o of compared) {
-    assert.ok(o.rel <= TOLERANCE, `${name}: output '${o.name}' differs by ${o.maxAbs}, ` +
-      `${o.rel.toExponential(2)} of its range (> ${TOLERANCE})`);
+    assert.ok(
+      o.rel <= TOLERANCE,
+      `${name}: output '${o.name}' differs by ${o.maxAbs}, ` +
+        `${o.rel.toExponential(2)} of its range (> ${TOLERANCE})`,
+    );
   }
-  t.diagnostic(`${name}: ${before} -> ${after} bytes (${(after / before).toFixed(3)}x), max |diff| / range ${worst.toExponential(2)}`);
+  t.diagnostic(
+    `${name}: ${before} -> ${after} bytes (${(after / before).toFixed(3)}x), max |diff| / range ${worst.toExponential(2)}`,
+  );
 }
 
 for (const name of models) {
@@ -72,10 +101,37 @@ for (const name of models) {
 }
 
 test('--float16 on a small Llama-shaped decoder (make_llm.py)', async (t) => {
-  if (!need(t, haveCli, cliMissing) || !need(t, existsSync(makeLlm), `${makeLlm} is missing (set ONNXFOLD_SHARED)`)) return;
+  if (
+    !need(t, haveCli, cliMissing) ||
+    !need(t, existsSync(makeLlm), `${makeLlm} is missing (set ONNXFOLD_SHARED)`)
+  )
+    return;
   const model = join(tmp, 'llama_small.onnx');
-  execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
-    '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', model], { stdio: 'ignore' });
+  execFileSync(
+    python,
+    [
+      makeLlm,
+      '--preset',
+      'tiny',
+      '--layers',
+      '2',
+      '--hidden',
+      '128',
+      '--heads',
+      '4',
+      '--kv-heads',
+      '2',
+      '--ffn',
+      '256',
+      '--vocab',
+      '512',
+      '--max-pos',
+      '128',
+      '--out',
+      model,
+    ],
+    { stdio: 'ignore' },
+  );
   await checkModel(t, 'llama_small', model);
   const row = rows.find((r) => r.name === 'llama_small');
   assert.ok(row.saturated >= 1, 'the -FLT_MAX mask constant saturates to -65504');
@@ -88,25 +144,44 @@ test('--float16 on local functions with attribute references', async (t) => {
   if (!need(t, haveCli, cliMissing)) return;
   const weights = Float32Array.from({ length: 16 * 8 * 3 * 3 }, (_, i) => Math.sin(i) / 4);
   const model = join(tmp, 'function_ref_attr.onnx');
-  writeFileSync(model, buildModel({ opset: 17,
-    inputs: [{ name: 'x', shape: [1, 16, 5, 5] }], outputs: [{ name: 'z', shape: [1, 16, 3, 3] }],
-    initializers: [{ name: 'w', type: 'float32', dims: [16, 8, 3, 3], data: weights }],
-    imports: [{ domain: 'local', version: 1 }],
-    nodes: [{ op: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['z'], attrs: { group: 2 } }],
-    functions: [{ name: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['y'], attributes: ['group'],
-      nodes: [{ op: 'Conv', inputs: ['x', 'w'], outputs: ['c'], attrs: { group: { ref: 'group', type: 2 } } },
-        { op: 'Relu', inputs: ['c'], outputs: ['y'] }] }] }));
+  writeFileSync(
+    model,
+    buildModel({
+      opset: 17,
+      inputs: [{ name: 'x', shape: [1, 16, 5, 5] }],
+      outputs: [{ name: 'z', shape: [1, 16, 3, 3] }],
+      initializers: [{ name: 'w', type: 'float32', dims: [16, 8, 3, 3], data: weights }],
+      imports: [{ domain: 'local', version: 1 }],
+      nodes: [{ op: 'ConvG', domain: 'local', inputs: ['x', 'w'], outputs: ['z'], attrs: { group: 2 } }],
+      functions: [
+        {
+          name: 'ConvG',
+          domain: 'local',
+          inputs: ['x', 'w'],
+          outputs: ['y'],
+          attributes: ['group'],
+          nodes: [
+            { op: 'Conv', inputs: ['x', 'w'], outputs: ['c'], attrs: { group: { ref: 'group', type: 2 } } },
+            { op: 'Relu', inputs: ['c'], outputs: ['y'] },
+          ],
+        },
+      ],
+    }),
+  );
   await checkModel(t, 'function_ref_attr', model);
 });
 
-test('npm: optimize(bytes, { float16: true }) gives the native CLI\'s bytes and reports', async (t) => {
+test("npm: optimize(bytes, { float16: true }) gives the native CLI's bytes and reports", async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, cliMissing)) return;
   const { optimize } = await import('onnxfold');
   const input = join(repoRoot, 'examples', 'conv1d_m5.onnx');
   const { model, report } = await optimize(readFileSync(input), { float16: true });
   const native = join(tmp, 'conv1d_m5.native.fp16.onnx');
   await run(cli, ['optimize', input, '-o', native, '--float16', '-q']);
-  assert.ok(Buffer.from(model).equals(readFileSync(native)), 'wasm and native float16 outputs are byte-identical');
+  assert.ok(
+    Buffer.from(model).equals(readFileSync(native)),
+    'wasm and native float16 outputs are byte-identical',
+  );
   assert.ok(model.length < SIZE_RATIO * (await optimize(readFileSync(input))).model.length);
   const first = report.passes.find((p) => p.pass === 'convert-float16');
   assert.ok(first?.changed && first.notes.some((n) => n.startsWith('converted ')), 'the pass reports itself');
@@ -118,13 +193,17 @@ test('--float16 table', { concurrency: false }, (t) => {
     t.skip('no model was converted');
     return;
   }
-  const lines = ['| model | input bytes | default pipeline | --float16 | ratio | max |diff| / range | kept fp32 nodes |',
-    '|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| model | input bytes | default pipeline | --float16 | ratio | max |diff| / range | kept fp32 nodes |',
+    '|---|---|---|---|---|---|---|',
+  ];
   for (const r of rows) {
     const why = r.note.includes('QDQ') ? 'a QDQ model below opset 19' : 'mostly not float32 weights';
-    lines.push(`| ${r.name}${r.float32Model ? '' : ` (not converted: ${why})`} | ${r.original} | ` +
-      `${r.before} | ${r.after} | ${r.ratio.toFixed(3)} | ` +
-      `${r.shapeOnly ? 'nondeterministic: shapes only' : r.worst.toExponential(2)} | ${r.kept} |`);
+    lines.push(
+      `| ${r.name}${r.float32Model ? '' : ` (not converted: ${why})`} | ${r.original} | ` +
+        `${r.before} | ${r.after} | ${r.ratio.toFixed(3)} | ` +
+        `${r.shapeOnly ? 'nondeterministic: shapes only' : r.worst.toExponential(2)} | ${r.kept} |`,
+    );
   }
   console.log(lines.join('\n'));
 });

@@ -24,8 +24,11 @@ async function info(path) {
 }
 
 async function ortBasic(input, output) {
-  const session = await ort.InferenceSession.create(resolve(input),
-    { graphOptimizationLevel: 'basic', optimizedModelFilePath: resolve(output), logSeverityLevel: 3 });
+  const session = await ort.InferenceSession.create(resolve(input), {
+    graphOptimizationLevel: 'basic',
+    optimizedModelFilePath: resolve(output),
+    logSeverityLevel: 3,
+  });
   await session.release();
 }
 
@@ -35,13 +38,19 @@ async function check(t, name, input, extra = []) {
   await ortBasic(input, `${base}.ort.onnx`);
   const [ours, theirs] = [await info(`${base}.of.onnx`), await info(`${base}.ort.onnx`)];
   const report = JSON.parse(readFileSync(`${base}.json`, 'utf8'));
-  t.diagnostic(`${name}: ${report.before.nodes} nodes -> onnxfold ${ours.nodes}, ORT basic ${theirs.nodes}; ` +
-    `weights ${report.before.initializer_bytes} -> ${report.after.initializer_bytes} bytes`);
+  t.diagnostic(
+    `${name}: ${report.before.nodes} nodes -> onnxfold ${ours.nodes}, ORT basic ${theirs.nodes}; ` +
+      `weights ${report.before.initializer_bytes} -> ${report.after.initializer_bytes} bytes`,
+  );
   await assertEquivalent(input, `${base}.of.onnx`);
   return { ours, theirs, report };
 }
 
-const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const models = existsSync(modelsDir)
+  ? readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort()
+  : [];
 for (const name of models) {
   test(`${name}: no more nodes than ORT basic, within the growth budget`, async (t) => {
     if (!need(t, haveCli, cliMissing)) return;
@@ -55,15 +64,47 @@ const haveMakeLlm = () => existsSync(makeLlm) && havePythonOnnx();
 
 const decoders = {
   // max-pos 512: cos and sin tables of 32 KiB each, far over the 1 KiB a fold may add alone.
-  llama_one_table: ['--layers', '2', '--hidden', '256', '--heads', '4', '--kv-heads', '2', '--ffn', '512',
-    '--vocab', '1024', '--max-pos', '512'],
-  llama_table_per_layer: ['--layers', '4', '--hidden', '256', '--heads', '4', '--kv-heads', '2', '--ffn', '512',
-    '--vocab', '1024', '--max-pos', '512', '--rope-per-layer', '--weight-layout', 'out_in'],
+  llama_one_table: [
+    '--layers',
+    '2',
+    '--hidden',
+    '256',
+    '--heads',
+    '4',
+    '--kv-heads',
+    '2',
+    '--ffn',
+    '512',
+    '--vocab',
+    '1024',
+    '--max-pos',
+    '512',
+  ],
+  llama_table_per_layer: [
+    '--layers',
+    '4',
+    '--hidden',
+    '256',
+    '--heads',
+    '4',
+    '--kv-heads',
+    '2',
+    '--ffn',
+    '512',
+    '--vocab',
+    '1024',
+    '--max-pos',
+    '512',
+    '--rope-per-layer',
+    '--weight-layout',
+    'out_in',
+  ],
 };
 
 for (const [name, args] of Object.entries(decoders)) {
   test(`make_llm ${name}: rotary tables fold under the growth budget, no more nodes than ORT basic`, async (t) => {
-    if (!need(t, haveCli, cliMissing) || !need(t, haveMakeLlm(), `${makeLlm} or python3-onnx is missing`)) return;
+    if (!need(t, haveCli, cliMissing) || !need(t, haveMakeLlm(), `${makeLlm} or python3-onnx is missing`))
+      return;
     const input = join(tmp, `${name}.onnx`);
     execFileSync(python, [makeLlm, ...args, '--out', input], { stdio: 'ignore' });
     const { ours, theirs, report } = await check(t, name, input);

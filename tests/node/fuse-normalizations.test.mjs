@@ -10,7 +10,18 @@ import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
+import {
+  cli,
+  cliMissing,
+  dist,
+  haveCli,
+  havePythonOnnx,
+  makeLlm,
+  modelsDir,
+  need,
+  python,
+  run,
+} from './env.mjs';
 import { readModel } from './onnx-builder.mjs';
 import { compareModels, makeInputs } from './oracle.mjs';
 
@@ -49,8 +60,12 @@ test('minibert with targetOpset 17: LayerNormalization, equivalent in ONNX Runti
   const r = await optimize(minibert, 'minibert.op17', ['--target-opset', '17']);
   t.diagnostic(`ops: ${JSON.stringify(r.ops)}; counters ${JSON.stringify(r.counters)}`);
   assert.ok((r.ops.LayerNormalization ?? 0) > 0, 'LayerNormalization fused');
-  assert.equal(r.ops.LayerNormalization, (r.counters['pattern fuse-layer-normalization'] ?? 0) +
-    (r.counters['pattern fuse-layer-normalization-reciprocal'] ?? 0), 'counted in the report');
+  assert.equal(
+    r.ops.LayerNormalization,
+    (r.counters['pattern fuse-layer-normalization'] ?? 0) +
+      (r.counters['pattern fuse-layer-normalization-reciprocal'] ?? 0),
+    'counted in the report',
+  );
   assert.equal(r.ops.Sqrt ?? 0, 0, 'no decomposed normalization left');
   await assertSame(t, minibert, r.output);
 });
@@ -69,8 +84,25 @@ test('a make_llm decoder with targetOpset 23: 2 * layers + 1 RMSNormalization, e
   if (!need(t, haveCli, cliMissing) || !need(t, havePythonOnnx(), 'python3-onnx is not installed')) return;
   const layers = 2;
   const model = join(tmp, 'llm', 'model.onnx');
-  await run(python, [makeLlm, '--layers', String(layers), '--hidden', '64', '--heads', '4', '--kv-heads', '2',
-    '--ffn', '128', '--vocab', '256', '--max-pos', '64', '--out', model]);
+  await run(python, [
+    makeLlm,
+    '--layers',
+    String(layers),
+    '--hidden',
+    '64',
+    '--heads',
+    '4',
+    '--kv-heads',
+    '2',
+    '--ffn',
+    '128',
+    '--vocab',
+    '256',
+    '--max-pos',
+    '64',
+    '--out',
+    model,
+  ]);
   const r = await optimize(model, 'llm.op23', ['--target-opset', '23']);
   t.diagnostic(`ops: ${JSON.stringify(r.ops)}`);
   assert.equal(r.ops.RMSNormalization ?? 0, 2 * layers + 1);
@@ -80,8 +112,10 @@ test('a make_llm decoder with targetOpset 23: 2 * layers + 1 RMSNormalization, e
 
 test('a target opset past the newest onnxfold knows is an error', async (t) => {
   if (!need(t, haveCli, cliMissing) || !need(t, existsSync(minibert), `${minibert} is missing`)) return;
-  await assert.rejects(run(cli, ['optimize', minibert, '-o', join(tmp, 'x.onnx'), '-q', '--target-opset', '99']),
-    /target opset 99/);
+  await assert.rejects(
+    run(cli, ['optimize', minibert, '-o', join(tmp, 'x.onnx'), '-q', '--target-opset', '99']),
+    /target opset 99/,
+  );
 });
 
 test('minibert with targetOpset 20 and float16: the fused ops stay float16, outputs within 1e-2 of the range', async (t) => {
@@ -95,14 +129,17 @@ test('minibert with targetOpset 20 and float16: the fused ops stay float16, outp
     assert.equal(types.get(n.inputs[1]), 'float16', `LayerNormalization scale ${n.inputs[1]}`);
   }
   t.diagnostic(`ops: ${JSON.stringify(r.ops)}`);
-  const open = (p) => ort.InferenceSession.create(p, { graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+  const open = (p) =>
+    ort.InferenceSession.create(p, { graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
   const orig = await open(minibert);
   const conv = await open(r.output);
   const feeds = makeInputs(orig, { seed: 7 });
   const a = await orig.run(feeds);
   const b = await conv.run(feeds);
   for (const name of orig.outputNames) {
-    let lo = Infinity, hi = -Infinity, d = 0;
+    let lo = Infinity,
+      hi = -Infinity,
+      d = 0;
     for (let i = 0; i < a[name].data.length; i++) {
       lo = Math.min(lo, a[name].data[i]);
       hi = Math.max(hi, a[name].data[i]);
@@ -114,10 +151,15 @@ test('minibert with targetOpset 20 and float16: the fused ops stay float16, outp
 });
 
 test('the npm package: optimize(bytes, { targetOpset: 17 }) fuses and counts LayerNormalization', async (t) => {
-  if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, existsSync(minibert), `${minibert} is missing`)) return;
+  if (
+    !need(t, existsSync(dist), `${dist} not built`) ||
+    !need(t, existsSync(minibert), `${minibert} is missing`)
+  )
+    return;
   const { optimize } = await import('onnxfold');
   const { model, report } = await optimize(readFileSync(minibert), { targetOpset: 17 });
-  const fused = report.passes.filter((p) => p.pass === 'fuse-normalizations')
+  const fused = report.passes
+    .filter((p) => p.pass === 'fuse-normalizations')
     .reduce((n, p) => n + (p.counters?.['pattern fuse-layer-normalization'] ?? 0), 0);
   const ops = readModel(model).nodes.filter((n) => n.op === 'LayerNormalization').length;
   t.diagnostic(`LayerNormalization: ${ops}, counted ${fused}`);

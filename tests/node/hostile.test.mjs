@@ -44,10 +44,13 @@ function writeFiles(dir, files = {}) {
 }
 
 function checkErrorLine(stderr, where) {
-  const text = new TextDecoder('utf-8', { fatal: true }).decode(stderr);  // throws if not UTF-8
+  const text = new TextDecoder('utf-8', { fatal: true }).decode(stderr); // throws if not UTF-8
   const lines = text.trimEnd().split('\n');
   assert.equal(lines.length, 1, `${where}: one error line, got:\n${text}`);
-  assert.ok(Buffer.byteLength(lines[0]) < 1000, `${where}: error line of ${Buffer.byteLength(lines[0])} bytes`);
+  assert.ok(
+    Buffer.byteLength(lines[0]) < 1000,
+    `${where}: error line of ${Buffer.byteLength(lines[0])} bytes`,
+  );
   assert.match(lines[0], /^onnxfold: error: /, where);
   return lines[0].slice('onnxfold: error: '.length);
 }
@@ -55,8 +58,10 @@ function checkErrorLine(stderr, where) {
 // Runs the CLI under /usr/bin/time for the peak RSS, with a wall-clock limit.
 function runCli(args) {
   const timing = join(tmpdir(), `onnxfold-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', '-o', timing, cli, ...args],
-    { timeout: LIMIT_SECONDS * 1000, killSignal: 'SIGKILL' });
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', '-o', timing, cli, ...args], {
+    timeout: LIMIT_SECONDS * 1000,
+    killSignal: 'SIGKILL',
+  });
   const rssKb = existsSync(timing) ? Number(readFileSync(timing, 'utf8').trim().split('\n').pop()) : NaN;
   rmSync(timing, { force: true });
   return { status: r.status, signal: r.signal, stderr: r.stderr, rssKb, error: r.error };
@@ -90,7 +95,10 @@ test('hostile models: the CLI refuses cleanly or optimizes equivalently', async 
       writeFiles(inDir, h.files);
       const before = folderDigest(inDir);
       const r = runCli(['optimize', input, '-o', join(outDir, 'model.opt.onnx'), '-q']);
-      assert.ok(!r.error && r.signal === null, `${h.name}: ${r.error ? r.error.message : `killed by ${r.signal}`} (limit ${LIMIT_SECONDS} s)`);
+      assert.ok(
+        !r.error && r.signal === null,
+        `${h.name}: ${r.error ? r.error.message : `killed by ${r.signal}`} (limit ${LIMIT_SECONDS} s)`,
+      );
       assert.ok(r.rssKb < LIMIT_KB, `${h.name}: peak RSS ${r.rssKb} KB`);
       assert.equal(folderDigest(inDir), before, `${h.name}: the input folder changed`);
       if (h.refuse === false) assert.equal(r.status, 0, `${h.name} is valid but was refused: ${r.stderr}`);
@@ -112,7 +120,10 @@ test('hostile models: the CLI refuses cleanly or optimizes equivalently', async 
       } else if (orig.error) {
         // ONNX Runtime fails on it: so must the optimized model (no run-time error folded away).
         const opt = await ortRun(optimized);
-        assert.ok(opt.error, `${h.name}: the original fails in ONNX Runtime (${orig.error}) but the optimized model runs`);
+        assert.ok(
+          opt.error,
+          `${h.name}: the original fails in ONNX Runtime (${orig.error}) but the optimized model runs`,
+        );
       } else {
         const c = await compareModels(input, optimized);
         assert.ok(c.ok, `${h.name}: ${c.message}`);
@@ -125,8 +136,11 @@ test('hostile models: the npm package refuses what the CLI refuses, and stays us
   if (!need(t, existsSync(dist), `the wasm module is not built at ${dist}`)) return;
   if (!need(t, haveCli, cliMissing)) return;
   const { optimize, optimizeFile, OnnxfoldError } = await import('../../js/index.js');
-  const good = buildModel({ inputs: [{ name: 'x', shape: [2] }], outputs: [{ name: 'y' }],
-    nodes: [{ op: 'Neg', inputs: ['x'], outputs: ['y'] }] });
+  const good = buildModel({
+    inputs: [{ name: 'x', shape: [2] }],
+    outputs: [{ name: 'y' }],
+    nodes: [{ op: 'Neg', inputs: ['x'], outputs: ['y'] }],
+  });
   for (const h of hostileModels) {
     if (h.npm === false) continue;
     await t.test(h.name, async () => {
@@ -145,20 +159,29 @@ test('hostile models: the npm package refuses what the CLI refuses, and stays us
         error = e;
       }
       if (cliRefusals.has(h.name)) {
-        assert.ok(error instanceof OnnxfoldError, `${h.name}: rejected with ${error && error.name}: ${error && error.message}`);
+        assert.ok(
+          error instanceof OnnxfoldError,
+          `${h.name}: rejected with ${error && error.name}: ${error && error.message}`,
+        );
         if (h.files) {
           // Files are opened by the JS layer in node: its own words, the same finding.
           assert.match(error.message, h.error, `${h.name}: npm says '${error.message}'`);
         } else {
-          assert.ok(error.message.endsWith(cliRefusals.get(h.name)),
-            `${h.name}: npm says '${error.message}', the CLI '${cliRefusals.get(h.name)}'`);
+          assert.ok(
+            error.message.endsWith(cliRefusals.get(h.name)),
+            `${h.name}: npm says '${error.message}', the CLI '${cliRefusals.get(h.name)}'`,
+          );
         }
         assert.ok(Buffer.byteLength(error.message) < 1000);
         // The module is usable after the refusal.
         const ok = await optimize(good);
         assert.ok(ok.model.length > 0);
       } else {
-        assert.equal(error, undefined, `${h.name}: the CLI optimized it but npm failed: ${error && error.message}`);
+        assert.equal(
+          error,
+          undefined,
+          `${h.name}: the CLI optimized it but npm failed: ${error && error.message}`,
+        );
         const cliOut = readFileSync(join(work, h.name, 'out', 'model.opt.onnx'));
         assert.ok(Buffer.from(result.model).equals(cliOut), `${h.name}: npm and CLI outputs differ`);
       }

@@ -10,7 +10,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, openAsBlob } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  openAsBlob,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli, dist, haveCli, havePythonOnnx, makeLlm, need, python, repoRoot, run } from './env.mjs';
@@ -20,9 +29,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-large-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 function ready(t) {
-  return need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm)`) &&
+  return (
+    need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm)`) &&
     need(t, existsSync(makeLlm), `${makeLlm} missing (shared tools; set ONNXFOLD_SHARED)`) &&
-    need(t, havePythonOnnx(), 'Debian python3-onnx / python3-numpy not installed (scripts/bootstrap)');
+    need(t, havePythonOnnx(), 'Debian python3-onnx / python3-numpy not installed (scripts/bootstrap)')
+  );
 }
 
 // 4 layers, hidden 768, vocab 8000: 152 MB of float32 weights in llm.onnx.data.
@@ -32,8 +43,27 @@ function llm() {
   const dir = join(tmp, 'in');
   execFileSync('mkdir', ['-p', dir]);
   const model = join(dir, 'llm.onnx');
-  execFileSync(python, [makeLlm, '--layers', '4', '--hidden', '768', '--heads', '12', '--kv-heads', '6',
-    '--ffn', '2048', '--vocab', '8000', '--out', model], { stdio: 'ignore' });
+  execFileSync(
+    python,
+    [
+      makeLlm,
+      '--layers',
+      '4',
+      '--hidden',
+      '768',
+      '--heads',
+      '12',
+      '--kv-heads',
+      '6',
+      '--ffn',
+      '2048',
+      '--vocab',
+      '8000',
+      '--out',
+      model,
+    ],
+    { stdio: 'ignore' },
+  );
   made = { dir, model, data: `${model}.data`, dataBytes: statSync(`${model}.data`).size };
   return made;
 }
@@ -51,9 +81,14 @@ test('a model 3.5x the memory limit: peak heap under the limit, equivalent', asy
     console.log(JSON.stringify({ memory: report.memory, outputs }));`;
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: repoRoot });
   const { memory, outputs } = JSON.parse(stdout);
-  assert.ok(memory.peak_heap_bytes > 0 && memory.peak_heap_bytes <= LIMIT,
-    `peak heap ${memory.peak_heap_bytes} B, limit ${LIMIT} B`);
-  assert.ok(memory.source_bytes_read < dataBytes / 10, `read ${memory.source_bytes_read} of ${dataBytes} weight bytes`);
+  assert.ok(
+    memory.peak_heap_bytes > 0 && memory.peak_heap_bytes <= LIMIT,
+    `peak heap ${memory.peak_heap_bytes} B, limit ${LIMIT} B`,
+  );
+  assert.ok(
+    memory.source_bytes_read < dataBytes / 10,
+    `read ${memory.source_bytes_read} of ${dataBytes} weight bytes`,
+  );
   assert.deepEqual(outputs, [out, `${out}.data`]);
   await assertEquivalent(model, out);
 });
@@ -111,8 +146,10 @@ test('an output never replaces the input or its data file', async (t) => {
   const { dir, model, data } = llm();
   const before = statSync(data).mtimeMs;
   await assert.rejects(optimizeFile(model, model), /is the input model; onnxfold never overwrites its input/);
-  await assert.rejects(optimizeFile(model, join(dir, 'other.onnx'), { externalDataLocation: 'llm.onnx.data' }),
-    /external-data output '.*llm\.onnx\.data' is the input's external-data file/);
+  await assert.rejects(
+    optimizeFile(model, join(dir, 'other.onnx'), { externalDataLocation: 'llm.onnx.data' }),
+    /external-data output '.*llm\.onnx\.data' is the input's external-data file/,
+  );
   assert.equal(statSync(data).mtimeMs, before);
   assert.ok(!existsSync(join(dir, 'other.onnx')));
 });
@@ -126,11 +163,21 @@ test('a FIFO or a symlink out of the folder as external data is refused, not wai
     writeFileSync(join(dir, 'm.onnx'), readFileSync(model));
     if (kind === 'fifo') execFileSync('mkfifo', [join(dir, 'llm.onnx.data')]);
     else symlinkSync(`${model}.data`, join(dir, 'llm.onnx.data'));
-    await assert.rejects(optimizeFile(join(dir, 'm.onnx'), join(dir, 'o.onnx')),
-      kind === 'fifo' ? /not a regular file/ : /outside the model's folder/);
+    await assert.rejects(
+      optimizeFile(join(dir, 'm.onnx'), join(dir, 'o.onnx')),
+      kind === 'fifo' ? /not a regular file/ : /outside the model's folder/,
+    );
     if (haveCli) {
-      assert.throws(() => execFileSync(cli, ['optimize', join(dir, 'm.onnx'), '-o', join(dir, 'c.onnx')], { stdio: 'pipe', timeout: 20_000 }),
-        (e) => e.status === 1 && (kind === 'fifo' ? /not a regular file/ : /outside the model's folder/).test(String(e.stderr)));
+      assert.throws(
+        () =>
+          execFileSync(cli, ['optimize', join(dir, 'm.onnx'), '-o', join(dir, 'c.onnx')], {
+            stdio: 'pipe',
+            timeout: 20_000,
+          }),
+        (e) =>
+          e.status === 1 &&
+          (kind === 'fifo' ? /not a regular file/ : /outside the model's folder/).test(String(e.stderr)),
+      );
     }
     assert.ok(!existsSync(join(dir, 'o.onnx')) && !existsSync(join(dir, 'c.onnx')));
   }
@@ -151,7 +198,10 @@ test('reuseInputData: an output beside the input refers to its data file; equiva
   assert.ok(report.warnings.some((w) => /llm\.onnx\.data/.test(w)));
   assert.ok(statSync(out).size < 1 << 20);
   await assertEquivalent(model, out);
-  await assert.rejects(optimizeFile(model, join(tmp, 'elsewhere.onnx'), { reuseInputData: true }), /input's folder/);
+  await assert.rejects(
+    optimizeFile(model, join(tmp, 'elsewhere.onnx'), { reuseInputData: true }),
+    /input's folder/,
+  );
 });
 
 test('Blob sources give a Blob result; byte-identical to optimizeFile and the native CLI', async (t) => {
@@ -165,18 +215,27 @@ test('Blob sources give a Blob result; byte-identical to optimizeFile and the na
   });
   assert.ok(r.model instanceof Blob && r.externalData['out.onnx.data'] instanceof Blob);
   writeFileSync(join(dir, 'out.onnx'), new Uint8Array(await r.model.arrayBuffer()));
-  writeFileSync(join(dir, 'out.onnx.data'), new Uint8Array(await r.externalData['out.onnx.data'].arrayBuffer()));
+  writeFileSync(
+    join(dir, 'out.onnx.data'),
+    new Uint8Array(await r.externalData['out.onnx.data'].arrayBuffer()),
+  );
   await assertEquivalent(model, join(dir, 'out.onnx'));
 
   const viaFile = join(dir, 'f', 'out.onnx');
   execFileSync('mkdir', ['-p', join(dir, 'f')]);
   await optimizeFile(model, viaFile);
-  assert.ok(readFileSync(viaFile).equals(readFileSync(join(dir, 'out.onnx'))), 'optimize(Blob) vs optimizeFile: model');
+  assert.ok(
+    readFileSync(viaFile).equals(readFileSync(join(dir, 'out.onnx'))),
+    'optimize(Blob) vs optimizeFile: model',
+  );
   assert.ok(readFileSync(`${viaFile}.data`).equals(readFileSync(join(dir, 'out.onnx.data'))), 'data');
   if (!need(t, haveCli, `the native CLI is not built at ${cli}`)) return;
   const native = join(dir, 'n', 'out.onnx');
   execFileSync('mkdir', ['-p', join(dir, 'n')]);
   execFileSync(cli, ['optimize', model, '-o', native, '-q']);
   assert.ok(readFileSync(native).equals(readFileSync(viaFile)), 'native CLI vs node: model');
-  assert.ok(readFileSync(`${native}.data`).equals(readFileSync(`${viaFile}.data`)), 'native CLI vs node: data');
+  assert.ok(
+    readFileSync(`${native}.data`).equals(readFileSync(`${viaFile}.data`)),
+    'native CLI vs node: data',
+  );
 });

@@ -22,7 +22,20 @@ export const logitsTensor = (data, dims) => ({ type: 'float32', data, dims });
 // 77.5 M parameters, 310 MB of fp32 weights in external data.
 export const DECODER_768 = {
   vocab: 32000,
-  args: ['--layers', '4', '--hidden', '768', '--heads', '12', '--kv-heads', '12', '--ffn', '2048', '--vocab', '32000'],
+  args: [
+    '--layers',
+    '4',
+    '--hidden',
+    '768',
+    '--heads',
+    '12',
+    '--kv-heads',
+    '12',
+    '--ffn',
+    '2048',
+    '--vocab',
+    '32000',
+  ],
 };
 // The tests' prompt: 4 sequences of 32 token ids, so 128 positions are judged.
 export const PROMPT = { seed: 7, batch: 4, seq: 32 };

@@ -18,17 +18,30 @@ process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 
 const inDir = join(work, 'in');
 mkdirSync(inDir);
-for (let k = 0; k < FILES; ++k) writeFileSync(join(inDir, `w${k}.bin`), new Uint8Array(Float32Array.from([k, 1, 2, 3]).buffer));
-writeFileSync(join(inDir, 'model.onnx'), buildModel({
-  inputs: [{ name: 'x', shape: [4] }], outputs: [{ name: 'y' }],
-  initializers: Array.from({ length: FILES }, (_, k) => ({ name: `w${k}`, type: 'float32', dims: [4],
-    external: { location: `w${k}.bin`, offset: 0, length: 16 } })),
-  nodes: Array.from({ length: FILES }, (_, k) => ({ op: 'Add', inputs: [k ? `a${k - 1}` : 'x', `w${k}`],
-    outputs: [k === FILES - 1 ? 'y' : `a${k}`] })),
-}));
+for (let k = 0; k < FILES; ++k)
+  writeFileSync(join(inDir, `w${k}.bin`), new Uint8Array(Float32Array.from([k, 1, 2, 3]).buffer));
+writeFileSync(
+  join(inDir, 'model.onnx'),
+  buildModel({
+    inputs: [{ name: 'x', shape: [4] }],
+    outputs: [{ name: 'y' }],
+    initializers: Array.from({ length: FILES }, (_, k) => ({
+      name: `w${k}`,
+      type: 'float32',
+      dims: [4],
+      external: { location: `w${k}.bin`, offset: 0, length: 16 },
+    })),
+    nodes: Array.from({ length: FILES }, (_, k) => ({
+      op: 'Add',
+      inputs: [k ? `a${k - 1}` : 'x', `w${k}`],
+      outputs: [k === FILES - 1 ? 'y' : `a${k}`],
+    })),
+  }),
+);
 
 // `args` run with a limit of 256 open files.
-const limited = (args) => spawnSync('sh', ['-c', 'ulimit -n 256 && exec "$@"', 'sh', ...args], { encoding: 'utf8' });
+const limited = (args) =>
+  spawnSync('sh', ['-c', 'ulimit -n 256 && exec "$@"', 'sh', ...args], { encoding: 'utf8' });
 
 test('the CLI reads 1,000 data files with 256 descriptors allowed', (t) => {
   if (!need(t, haveCli, cliMissing)) return;

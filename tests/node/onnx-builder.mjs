@@ -2,13 +2,31 @@
 // Only the fields needed by tests are supported. Field numbers follow onnx.proto.
 
 const DTYPES = {
-  float32: 1, uint8: 2, int8: 3, uint16: 4, int16: 5, int32: 6, int64: 7, string: 8,
-  bool: 9, float16: 10, float64: 11, uint32: 12, uint64: 13,
+  float32: 1,
+  uint8: 2,
+  int8: 3,
+  uint16: 4,
+  int16: 5,
+  int32: 6,
+  int64: 7,
+  string: 8,
+  bool: 9,
+  float16: 10,
+  float64: 11,
+  uint32: 12,
+  uint64: 13,
 };
 
 class Writer {
-  constructor() { this.parts = []; this.size = 0; }
-  bytes(b) { this.parts.push(b); this.size += b.length; return this; }
+  constructor() {
+    this.parts = [];
+    this.size = 0;
+  }
+  bytes(b) {
+    this.parts.push(b);
+    this.size += b.length;
+    return this;
+  }
   varint(v) {
     let x = BigInt.asUintN(64, BigInt(v));
     const out = [];
@@ -20,11 +38,21 @@ class Writer {
     } while (x);
     return this.bytes(Uint8Array.from(out));
   }
-  tag(field, wire) { return this.varint((field << 3) | wire); }
-  int(field, v) { return this.tag(field, 0).varint(v); }
-  lenField(field, b) { return this.tag(field, 2).varint(b.length).bytes(b); }
-  str(field, s) { return this.lenField(field, new TextEncoder().encode(s)); }
-  msg(field, w) { return this.lenField(field, w.finish()); }
+  tag(field, wire) {
+    return this.varint((field << 3) | wire);
+  }
+  int(field, v) {
+    return this.tag(field, 0).varint(v);
+  }
+  lenField(field, b) {
+    return this.tag(field, 2).varint(b.length).bytes(b);
+  }
+  str(field, s) {
+    return this.lenField(field, new TextEncoder().encode(s));
+  }
+  msg(field, w) {
+    return this.lenField(field, w.finish());
+  }
   float(field, v) {
     const b = new Uint8Array(4);
     new DataView(b.buffer).setFloat32(0, v, true);
@@ -33,7 +61,10 @@ class Writer {
   finish() {
     const out = new Uint8Array(this.size);
     let off = 0;
-    for (const p of this.parts) { out.set(p, off); off += p.length; }
+    for (const p of this.parts) {
+      out.set(p, off);
+      off += p.length;
+    }
     return out;
   }
 }
@@ -50,7 +81,8 @@ function valueInfo({ name, type = 'float32', shape }) {
     const s = new Writer();
     for (const d of shape) {
       const dim = new Writer();
-      if (typeof d === 'string') dim.str(2, d); else dim.int(1, d);
+      if (typeof d === 'string') dim.str(2, d);
+      else dim.int(1, d);
       s.msg(1, dim);
     }
     tensor.msg(2, s);
@@ -63,12 +95,13 @@ function tensorProto({ name, type = 'float32', dims, data, strings, external }) 
   for (const d of dims) w.int(1, d);
   w.int(2, dtypeId(type));
   if (name !== undefined) w.str(8, name);
-  if (external) {  // {location, offset?, length?}: external_data entries, data_location EXTERNAL
+  if (external) {
+    // {location, offset?, length?}: external_data entries, data_location EXTERNAL
     for (const [k, v] of Object.entries(external)) w.msg(13, new Writer().str(1, k).str(2, String(v)));
     return w.int(14, 1);
   }
   if (type === 'string') {
-    for (const s of strings ?? data) w.str(6, s);  // string_data
+    for (const s of strings ?? data) w.str(6, s); // string_data
     return w;
   }
   const view = ArrayBuffer.isView(data) ? data : Float32Array.from(data);
@@ -78,19 +111,29 @@ function tensorProto({ name, type = 'float32', dims, data, strings, external }) 
 
 function attribute(name, v) {
   const w = new Writer().str(1, name);
-  if (typeof v === 'number' && Number.isInteger(v) || typeof v === 'bigint') return w.int(20, 2).int(3, v);
+  if ((typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint') return w.int(20, 2).int(3, v);
   if (typeof v === 'number') return w.int(20, 1).float(2, v);
   // {float: 2} / {floats: [0, 1]}: a float attribute whose values happen to be whole numbers.
   if (v && typeof v.float === 'number') return w.int(20, 1).float(2, v.float);
-  if (v && Array.isArray(v.floats)) { w.int(20, 6); for (const x of v.floats) w.float(7, x); return w; }
+  if (v && Array.isArray(v.floats)) {
+    w.int(20, 6);
+    for (const x of v.floats) w.float(7, x);
+    return w;
+  }
   if (typeof v === 'string') return w.int(20, 3).str(4, v);
   if (Array.isArray(v) && v.every((x) => Number.isInteger(x) || typeof x === 'bigint')) {
-    w.int(20, 7); for (const x of v) w.int(8, x); return w;
+    w.int(20, 7);
+    for (const x of v) w.int(8, x);
+    return w;
   }
-  if (Array.isArray(v)) { w.int(20, 6); for (const x of v) w.float(7, x); return w; }
+  if (Array.isArray(v)) {
+    w.int(20, 6);
+    for (const x of v) w.float(7, x);
+    return w;
+  }
   if (v && v.dims) return w.int(20, 4).msg(5, tensorProto(v));
   if (v && v.graph) return w.int(20, 5).msg(6, graphProto(v.graph));
-  if (v && v.ref) return w.int(20, v.type ?? 2).str(21, v.ref);  // ref_attr_name (functions)
+  if (v && v.ref) return w.int(20, v.type ?? 2).str(21, v.ref); // ref_attr_name (functions)
   throw new Error(`onnx-builder: unsupported attribute ${name}`);
 }
 
@@ -116,8 +159,14 @@ function sparseProto({ values, indices, dims }) {
 }
 
 /** A GraphProto: {name, inputs, outputs, initializers, sparseInitializers, nodes}. */
-function graphProto({ name: graphName = 'g', inputs = [], outputs = [], initializers = [],
-  sparseInitializers = [], nodes = [] }) {
+function graphProto({
+  name: graphName = 'g',
+  inputs = [],
+  outputs = [],
+  initializers = [],
+  sparseInitializers = [],
+  nodes = [],
+}) {
   const g = new Writer();
   nodes.forEach((n, i) => g.msg(1, nodeProto(n, i)));
   g.str(2, graphName);
@@ -140,8 +189,18 @@ function graphProto({ name: graphName = 'g', inputs = [], outputs = [], initiali
  *   functions: [{name, domain, inputs: [names], outputs: [names], attributes: [names], nodes,
  *                imports: [{domain, version}]}]
  */
-export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs = [], outputs = [],
-  initializers = [], sparseInitializers = [], nodes = [], imports = [], functions = [] }) {
+export function buildModel({
+  opset = 13,
+  irVersion = 8,
+  graphName = 'g',
+  inputs = [],
+  outputs = [],
+  initializers = [],
+  sparseInitializers = [],
+  nodes = [],
+  imports = [],
+  functions = [],
+}) {
   const g = graphProto({ name: graphName, inputs, outputs, initializers, sparseInitializers, nodes });
   const m = new Writer();
   if (irVersion !== null) m.int(1, irVersion);
@@ -154,7 +213,8 @@ export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs 
     for (const x of f.outputs) fw.str(5, x);
     for (const x of f.attributes ?? []) fw.str(6, x);
     f.nodes.forEach((n, i) => fw.msg(7, nodeProto(n, i)));
-    for (const o of f.imports ?? [{ domain: '', version: opset }]) fw.msg(9, new Writer().str(1, o.domain).int(2, o.version));
+    for (const o of f.imports ?? [{ domain: '', version: opset }])
+      fw.msg(9, new Writer().str(1, o.domain).int(2, o.version));
     fw.str(10, f.domain);
     m.msg(25, fw);
   }
@@ -164,8 +224,13 @@ export function buildModel({ opset = 13, irVersion = 8, graphName = 'g', inputs 
 // ---------------------------------------------------------------- reading
 
 class Reader {
-  constructor(bytes) { this.b = bytes; this.pos = 0; }
-  done() { return this.pos >= this.b.length; }
+  constructor(bytes) {
+    this.b = bytes;
+    this.pos = 0;
+  }
+  done() {
+    return this.pos >= this.b.length;
+  }
   varint() {
     let x = 0n;
     let shift = 0n;

@@ -13,11 +13,15 @@ import { assertEquivalent } from './oracle.mjs';
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-optimize-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
-const models = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const models = existsSync(modelsDir)
+  ? readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort()
+  : [];
 
 for (const name of models) {
   test(`optimize ${name} stays equivalent`, async (t) => {
-  if (!need(t, haveCli, cliMissing)) return;
+    if (!need(t, haveCli, cliMissing)) return;
     const input = join(modelsDir, name);
     const output = join(tmp, name.replace(/\.onnx$/, '.opt.onnx'));
     const report = join(tmp, name.replace(/\.onnx$/, '.report.json'));
@@ -47,7 +51,11 @@ test('bad input: clear error, non-zero exit, no output file', async (t) => {
     return true;
   });
   assert.ok(!existsSync(out), 'no output file after a failure');
-  assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
+  assert.deepEqual(
+    readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary files left',
+  );
 });
 
 test('refuses to overwrite its input', async (t) => {
@@ -62,7 +70,9 @@ test('refuses to overwrite its input', async (t) => {
 test('unknown pass name is an error naming the pass', async (t) => {
   if (!need(t, haveCli, cliMissing)) return;
   const out = join(tmp, 'x.onnx');
-  await assert.rejects(run(cli, ['optimize', join(modelsDir, models[0] ?? 'missing'), '-o', out, '--passes', 'nope']),
-    /unknown pass 'nope'/);
+  await assert.rejects(
+    run(cli, ['optimize', join(modelsDir, models[0] ?? 'missing'), '-o', out, '--passes', 'nope']),
+    /unknown pass 'nope'/,
+  );
   assert.ok(!existsSync(out));
 });

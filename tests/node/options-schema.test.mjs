@@ -6,7 +6,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cli, dist, haveCli, need, repoRoot, run } from './env.mjs';
 
-const TS_TYPES = { integer: /^number$/, boolean: /^boolean$/, string: /^(string|QuantMode|QuantizeMode|QuantFormat)$/, 'string[]': /^string\[\]$/, object: /^Record<string, /, };
+const TS_TYPES = {
+  integer: /^number$/,
+  boolean: /^boolean$/,
+  string: /^(string|QuantMode|QuantizeMode|QuantFormat)$/,
+  'string[]': /^string\[\]$/,
+  object: /^Record<string, /,
+};
 
 test('every option of the schema is in index.d.ts with its type, and nothing else is', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`)) return;
@@ -14,19 +20,27 @@ test('every option of the schema is in index.d.ts with its type, and nothing els
   const schema = await optionSchema();
   assert.ok(schema.length >= 10);
   const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
-  const body = dts.slice(dts.indexOf('export interface OptimizeOptions {'), dts.indexOf('export interface InspectOptions'));
+  const body = dts.slice(
+    dts.indexOf('export interface OptimizeOptions {'),
+    dts.indexOf('export interface InspectOptions'),
+  );
   const declared = new Map([...body.matchAll(/^  (\w+)\?: ([^;]+);/gm)].map((m) => [m[1], m[2].trim()]));
   for (const o of schema) {
     assert.ok(declared.has(o.name), `index.d.ts OptimizeOptions lacks '${o.name}'`);
     assert.match(declared.get(o.name), TS_TYPES[o.type], `${o.name}: ${o.type}`);
   }
-  // The JS layer's own options, as js/index.js lists them (JS_OPTIONS), not restated here.
-  const listed = /const JS_OPTIONS = \[([^\]]*)\]/.exec(readFileSync(join(repoRoot, 'js', 'index.js'), 'utf8'));
-  assert.ok(listed, 'js/index.js defines JS_OPTIONS');
+  // The JS layer's own options, as js/options.js lists them (JS_OPTIONS), not restated here.
+  const listed = /const JS_OPTIONS = \[([^\]]*)\]/.exec(
+    readFileSync(join(repoRoot, 'js', 'options.js'), 'utf8'),
+  );
+  assert.ok(listed, 'js/options.js defines JS_OPTIONS');
   const jsOnly = [...listed[1].matchAll(/'(\w+)'/g)].map((m) => m[1]);
   assert.ok(jsOnly.includes('signal'), `JS_OPTIONS read: ${jsOnly}`);
   for (const name of declared.keys()) {
-    assert.ok(schema.some((o) => o.name === name) || jsOnly.includes(name), `index.d.ts declares '${name}', which is no option`);
+    assert.ok(
+      schema.some((o) => o.name === name) || jsOnly.includes(name),
+      `index.d.ts declares '${name}', which is no option`,
+    );
   }
 });
 
@@ -34,10 +48,13 @@ test('every option of the schema is a CLI flag of optimize', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, `${cli} not built`)) return;
   const { optionSchema } = await import('onnxfold');
   const { stdout } = await run(cli, ['optimize', '--help']);
-  for (const o of await optionSchema()) assert.ok(stdout.includes(o.flag), `onnxfold optimize --help lacks ${o.flag}`);
+  for (const o of await optionSchema())
+    assert.ok(stdout.includes(o.flag), `onnxfold optimize --help lacks ${o.flag}`);
   // A bad value is refused with the flag's name and exit status 2.
-  await assert.rejects(run(cli, ['optimize', 'x.onnx', '-o', 'y.onnx', '--size-budget', 'big']),
-    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr));
+  await assert.rejects(
+    run(cli, ['optimize', 'x.onnx', '-o', 'y.onnx', '--size-budget', 'big']),
+    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr),
+  );
 });
 
 // The reports too: every key optimize and splitConstants return is declared in index.d.ts, and
@@ -53,7 +70,8 @@ function declaredKeys(dts, name) {
 }
 
 function assertMatches(actual, declared, what) {
-  for (const key of Object.keys(actual)) assert.ok(declared.has(key), `${what}: '${key}' is not declared in index.d.ts`);
+  for (const key of Object.keys(actual))
+    assert.ok(declared.has(key), `${what}: '${key}' is not declared in index.d.ts`);
   for (const [key, required] of declared) {
     if (required) assert.ok(key in actual, `${what}: '${key}' is declared but missing`);
   }
@@ -67,7 +85,10 @@ test('optimize and splitConstants reports match their index.d.ts interfaces', as
     inputs: [{ name: 'X', type: 'float32', shape: [3] }],
     outputs: [{ name: 'Y', type: 'float32', shape: [3] }],
     initializers: [{ name: 'C', type: 'float32', dims: [3], data: Float32Array.from([1, 2, 3]) }],
-    nodes: [{ op: 'Neg', inputs: ['C'], outputs: ['N'] }, { op: 'Add', inputs: ['X', 'N'], outputs: ['Y'] }],
+    nodes: [
+      { op: 'Neg', inputs: ['C'], outputs: ['N'] },
+      { op: 'Add', inputs: ['X', 'N'], outputs: ['Y'] },
+    ],
   });
   const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
   const { report } = await optimize(bytes);
@@ -94,7 +115,10 @@ test("each option's schema default is what leaving it out gives, and an enumerat
   const plain = await bytes({});
   for (const o of await optionSchema()) {
     // `passes: []` asks for the default pipeline, as leaving it out does.
-    assert.ok(plain.equals(await bytes({ [o.name]: o.default })), `${o.name}: ${JSON.stringify(o.default)} is not its default`);
+    assert.ok(
+      plain.equals(await bytes({ [o.name]: o.default })),
+      `${o.name}: ${JSON.stringify(o.default)} is not its default`,
+    );
     for (const v of o.values) assert.equal(typeof v, 'string', o.name);
     if (o.values.length) {
       await assert.rejects(optimize(model, { [o.name]: 'no-such-value' }), new RegExp(`${o.name}`), o.name);

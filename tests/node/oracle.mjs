@@ -43,10 +43,12 @@ function fmt(v) {
 
 function describe(o) {
   if (o.error) return `output '${o.name}': ${o.error}`;
-  let s = `output '${o.name}' [${o.dims}] ${o.type}: ${o.mismatches}/${o.size} elements differ` +
+  let s =
+    `output '${o.name}' [${o.dims}] ${o.type}: ${o.mismatches}/${o.size} elements differ` +
     ` (maxAbsDiff ${fmt(o.maxAbsDiff)}, maxRelDiff ${fmt(o.maxRelDiff)})`;
   if (o.worst) {
-    s += `; worst at [${o.worst.coord}] (flat ${o.worst.index}): original ${fmt(o.worst.expected)},` +
+    s +=
+      `; worst at [${o.worst.coord}] (flat ${o.worst.index}): original ${fmt(o.worst.expected)},` +
       ` optimized ${fmt(o.worst.actual)}`;
   }
   return s;
@@ -70,8 +72,20 @@ async function openSession(path, sessionOptions) {
  *          nondeterministic?}], message}.
  * Throws only if the ORIGINAL model cannot be loaded or run (the oracle then has no reference).
  */
-export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2, dims, rtol = 1e-3,
-  atol = 1e-4, inputs, sessionOptions, checkDeterminism = true } = {}) {
+export async function compareModels(
+  origPath,
+  optPath,
+  {
+    seed = 1,
+    dimValue = 2,
+    dims,
+    rtol = 1e-3,
+    atol = 1e-4,
+    inputs,
+    sessionOptions,
+    checkDeterminism = true,
+  } = {},
+) {
   const fail = (message, outputs = []) => ({ ok: false, outputs, message });
   const orig = await openSession(origPath, sessionOptions);
   let opt;
@@ -123,7 +137,8 @@ export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2,
       if (!o.error) {
         const c = compareTensors(n, actual[n], actual2[n], { rtol: 0, atol: 0 });
         if (!c.error && !c.mismatches) {
-          o.error = 'original output is nondeterministic (e.g. training-mode Dropout) but the optimized ' +
+          o.error =
+            'original output is nondeterministic (e.g. training-mode Dropout) but the optimized ' +
             'one is deterministic: a stochastic op was removed or folded';
         }
       }
@@ -131,8 +146,10 @@ export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2,
     });
     const bad = outputs.filter((o) => o.error || o.mismatches);
     if (bad.length) {
-      return fail(`not equivalent (rtol ${rtol}, atol ${atol}, seed ${seed}): ` + bad.map(describe).join('; '),
-        outputs);
+      return fail(
+        `not equivalent (rtol ${rtol}, atol ${atol}, seed ${seed}): ` + bad.map(describe).join('; '),
+        outputs,
+      );
     }
     const det = outputs.filter((o) => !o.nondeterministic);
     const maxAbs = Math.max(0, ...det.map((o) => o.maxAbsDiff));
@@ -150,7 +167,11 @@ export async function compareModels(origPath, optPath, { seed = 1, dimValue = 2,
 
 /** A session with ORT's graph optimizations off: what the model itself computes. */
 export async function unoptimizedSession(path) {
-  return ort.InferenceSession.create(path, { executionProviders: ['cpu'], graphOptimizationLevel: 'disabled', logSeverityLevel: 3 });
+  return ort.InferenceSession.create(path, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'disabled',
+    logSeverityLevel: 3,
+  });
 }
 
 /**
@@ -162,7 +183,7 @@ export async function unoptimizedSession(path) {
  */
 export async function compareByRange(origPath, lowPath, { seed = 1 } = {}) {
   const orig = await unoptimizedSession(origPath);
-  const conv = await unoptimizedSession(lowPath);  // loading is one of the checks
+  const conv = await unoptimizedSession(lowPath); // loading is one of the checks
   try {
     const feeds = makeInputs(orig, { seed });
     const expected = await orig.run(feeds);

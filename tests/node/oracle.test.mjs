@@ -28,18 +28,23 @@ function save(name, bytes) {
 
 // Y = X + C, X: float32 [batch, 3]
 function addModel(name, c, { outName = 'Y', opset = 13 } = {}) {
-  return save(name, buildModel({
-    opset,
-    inputs: [{ name: 'X', type: 'float32', shape: ['batch', 3] }],
-    outputs: [{ name: outName, type: 'float32', shape: ['batch', 3] }],
-    initializers: [{ name: 'C', type: 'float32', dims: [3], data: Float32Array.from(c) }],
-    nodes: [{ op: 'Add', inputs: ['X', 'C'], outputs: [outName] }],
-  }));
+  return save(
+    name,
+    buildModel({
+      opset,
+      inputs: [{ name: 'X', type: 'float32', shape: ['batch', 3] }],
+      outputs: [{ name: outName, type: 'float32', shape: ['batch', 3] }],
+      initializers: [{ name: 'C', type: 'float32', dims: [3], data: Float32Array.from(c) }],
+      nodes: [{ op: 'Add', inputs: ['X', 'C'], outputs: [outName] }],
+    }),
+  );
 }
 
 test('shared models: each model is equivalent to itself', async (t) => {
   if (!need(t, haveShared, SKIP_SHARED)) return;
-  const models = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort();
+  const models = readdirSync(modelsDir)
+    .filter((f) => f.endsWith('.onnx'))
+    .sort();
   assert.ok(models.length > 0, `no .onnx files in ${modelsDir}`);
   for (const f of models) {
     await t.test(f, async () => {
@@ -49,7 +54,8 @@ test('shared models: each model is equivalent to itself', async (t) => {
       assert.ok(r.outputs.length > 0);
       for (const o of r.outputs) {
         assert.equal(o.mismatches, 0);
-        if (!o.nondeterministic) assert.equal(o.maxAbsDiff, 0, `${o.name} differs between two identical runs`);
+        if (!o.nondeterministic)
+          assert.equal(o.maxAbsDiff, 0, `${o.name} differs between two identical runs`);
       }
     });
   }
@@ -60,7 +66,10 @@ test('shared models: training-mode Dropout is detected as nondeterministic', asy
   if (!need(t, existsSync(p), SKIP_SHARED)) return;
   const r = await compareModels(p, p);
   assert.equal(r.ok, true, r.message);
-  assert.ok(r.outputs.some((o) => o.nondeterministic), r.message);
+  assert.ok(
+    r.outputs.some((o) => o.nondeterministic),
+    r.message,
+  );
 });
 
 test('shared models: different models are not equivalent', async (t) => {
@@ -131,35 +140,53 @@ test('hand-built model: renamed output, extra input and dtype change fail', asyn
   assert.equal(r.ok, false);
   assert.match(r.message, /output names differ/);
 
-  const extraInput = save('r2.onnx', buildModel({
-    inputs: [{ name: 'X', shape: ['batch', 3] }, { name: 'W', shape: [3] }],
-    outputs: [{ name: 'Y', shape: ['batch', 3] }],
-    nodes: [{ op: 'Add', inputs: ['X', 'W'], outputs: ['Y'] }],
-  }));
+  const extraInput = save(
+    'r2.onnx',
+    buildModel({
+      inputs: [
+        { name: 'X', shape: ['batch', 3] },
+        { name: 'W', shape: [3] },
+      ],
+      outputs: [{ name: 'Y', shape: ['batch', 3] }],
+      nodes: [{ op: 'Add', inputs: ['X', 'W'], outputs: ['Y'] }],
+    }),
+  );
   r = await compareModels(a, extraInput);
   assert.equal(r.ok, false);
   assert.match(r.message, /inputs the original does not: W/);
 
-  const asDouble = save('r3.onnx', buildModel({
-    inputs: [{ name: 'X', shape: ['batch', 3] }],
-    outputs: [{ name: 'Y', type: 'float64', shape: ['batch', 3] }],
-    initializers: [{ name: 'C', dims: [3], data: Float32Array.from([1, 2, 3]) }],
-    nodes: [{ op: 'Add', inputs: ['X', 'C'], outputs: ['S'] },
-      { op: 'Cast', inputs: ['S'], outputs: ['Y'], attrs: { to: 11 } }],
-  }));
+  const asDouble = save(
+    'r3.onnx',
+    buildModel({
+      inputs: [{ name: 'X', shape: ['batch', 3] }],
+      outputs: [{ name: 'Y', type: 'float64', shape: ['batch', 3] }],
+      initializers: [{ name: 'C', dims: [3], data: Float32Array.from([1, 2, 3]) }],
+      nodes: [
+        { op: 'Add', inputs: ['X', 'C'], outputs: ['S'] },
+        { op: 'Cast', inputs: ['S'], outputs: ['Y'], attrs: { to: 11 } },
+      ],
+    }),
+  );
   r = await compareModels(a, asDouble);
   assert.equal(r.ok, false);
   assert.match(r.message, /type differs: original float32, optimized float64/);
 });
 
 test('hand-built model: NaN equals NaN, NaN vs number differs', async () => {
-  const sqrt = (name, abs) => save(name, buildModel({
-    inputs: [{ name: 'X', shape: ['batch', 4] }],
-    outputs: [{ name: 'Y', shape: ['batch', 4] }],
-    nodes: abs
-      ? [{ op: 'Abs', inputs: ['X'], outputs: ['A'] }, { op: 'Sqrt', inputs: ['A'], outputs: ['Y'] }]
-      : [{ op: 'Sqrt', inputs: ['X'], outputs: ['Y'] }],
-  }));
+  const sqrt = (name, abs) =>
+    save(
+      name,
+      buildModel({
+        inputs: [{ name: 'X', shape: ['batch', 4] }],
+        outputs: [{ name: 'Y', shape: ['batch', 4] }],
+        nodes: abs
+          ? [
+              { op: 'Abs', inputs: ['X'], outputs: ['A'] },
+              { op: 'Sqrt', inputs: ['A'], outputs: ['Y'] },
+            ]
+          : [{ op: 'Sqrt', inputs: ['X'], outputs: ['Y'] }],
+      }),
+    );
   const a = sqrt('n0.onnx', false);
   const r = await compareModels(a, sqrt('n1.onnx', false));
   assert.equal(r.ok, true, r.message);
@@ -169,12 +196,16 @@ test('hand-built model: NaN equals NaN, NaN vs number differs', async () => {
 });
 
 test('hand-built model: integer outputs compare exactly', async () => {
-  const ids = (name, c) => save(name, buildModel({
-    inputs: [{ name: 'input_ids', type: 'int64', shape: ['batch', 'seq'] }],
-    outputs: [{ name: 'Y', type: 'int64', shape: ['batch', 'seq'] }],
-    initializers: [{ name: 'C', type: 'int64', dims: [1], data: BigInt64Array.from([c]) }],
-    nodes: [{ op: 'Add', inputs: ['input_ids', 'C'], outputs: ['Y'] }],
-  }));
+  const ids = (name, c) =>
+    save(
+      name,
+      buildModel({
+        inputs: [{ name: 'input_ids', type: 'int64', shape: ['batch', 'seq'] }],
+        outputs: [{ name: 'Y', type: 'int64', shape: ['batch', 'seq'] }],
+        initializers: [{ name: 'C', type: 'int64', dims: [1], data: BigInt64Array.from([c]) }],
+        nodes: [{ op: 'Add', inputs: ['input_ids', 'C'], outputs: ['Y'] }],
+      }),
+    );
   const a = ids('i0.onnx', 1000000n);
   assert.equal((await compareModels(a, ids('i1.onnx', 1000000n))).ok, true);
   const r = await compareModels(a, ids('i2.onnx', 1000001n));
@@ -183,18 +214,22 @@ test('hand-built model: integer outputs compare exactly', async () => {
 });
 
 test('hand-built model: stochastic Dropout must stay stochastic', async () => {
-  const dropout = (name, keep) => save(name, buildModel({
-    opset: 13,
-    inputs: [{ name: 'X', shape: ['batch', 64] }],
-    outputs: [{ name: 'Y', shape: ['batch', 64] }],
-    initializers: [
-      { name: 'ratio', dims: [], data: Float32Array.from([0.5]) },
-      { name: 'training', type: 'bool', dims: [], data: Uint8Array.from([1]) },
-    ],
-    nodes: keep
-      ? [{ op: 'Dropout', inputs: ['X', 'ratio', 'training'], outputs: ['Y'] }]
-      : [{ op: 'Identity', inputs: ['X'], outputs: ['Y'] }],
-  }));
+  const dropout = (name, keep) =>
+    save(
+      name,
+      buildModel({
+        opset: 13,
+        inputs: [{ name: 'X', shape: ['batch', 64] }],
+        outputs: [{ name: 'Y', shape: ['batch', 64] }],
+        initializers: [
+          { name: 'ratio', dims: [], data: Float32Array.from([0.5]) },
+          { name: 'training', type: 'bool', dims: [], data: Uint8Array.from([1]) },
+        ],
+        nodes: keep
+          ? [{ op: 'Dropout', inputs: ['X', 'ratio', 'training'], outputs: ['Y'] }]
+          : [{ op: 'Identity', inputs: ['X'], outputs: ['Y'] }],
+      }),
+    );
   const a = dropout('d0.onnx', true);
   const r = await compareModels(a, a);
   assert.equal(r.ok, true, r.message);

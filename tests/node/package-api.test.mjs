@@ -12,8 +12,14 @@ import { cli, dist, modelsDir, need } from './env.mjs';
 
 const smallModel = join(modelsDir, 'conv1d_m5.op14.nofold.onnx');
 
-const haveDist = (t) => need(t, existsSync(dist), `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`);
-const haveModels = (t) => need(t, existsSync(smallModel), `${smallModel} missing (shared models; set ONNXFOLD_SHARED)`);
+const haveDist = (t) =>
+  need(
+    t,
+    existsSync(dist),
+    `${dist} not built (cmake --preset wasm && cmake --build --preset wasm --target onnxfold_wasm)`,
+  );
+const haveModels = (t) =>
+  need(t, existsSync(smallModel), `${smallModel} missing (shared models; set ONNXFOLD_SHARED)`);
 
 const api = () => import('onnxfold');
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-api-'));
@@ -51,7 +57,7 @@ test('optimize: every input type gives the same model, equivalent to the origina
   const { optimize } = await api();
   const bytes = readFileSync(smallModel);
   const u8 = new Uint8Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
-  const shifted = new Uint8Array(u8.length + 3);  // a view that does not start its buffer
+  const shifted = new Uint8Array(u8.length + 3); // a view that does not start its buffer
   shifted.set(u8, 3);
   const inputs = {
     Buffer: bytes,
@@ -91,27 +97,51 @@ test('optimize: options reach the pipeline', async (t) => {
   if (!haveDist(t) || !haveModels(t)) return;
   const { optimize, OnnxfoldError } = await api();
   const bytes = readFileSync(smallModel);
-  const { report } = await optimize(bytes, { passes: ['eliminate-identity', 'dce'], maxIterations: 1, verify: true });
+  const { report } = await optimize(bytes, {
+    passes: ['eliminate-identity', 'dce'],
+    maxIterations: 1,
+    verify: true,
+  });
   assert.deepEqual([...new Set(report.passes.map((p) => p.pass))], ['eliminate-identity', 'dce']);
   assert.equal(report.after.op_histogram.Identity, undefined);
   assert.ok(report.after.op_histogram.BatchNormalization > 0, 'no folding ran');
   // A zero size budget keeps folds that add bytes from happening.
-  const tight = await optimize(bytes, { sizeBudget: 0, constructorBudget: 0, preserve: ['*'],
-    extra: { 'convert-float16.block': 'Exp' } });
+  const tight = await optimize(bytes, {
+    sizeBudget: 0,
+    constructorBudget: 0,
+    preserve: ['*'],
+    extra: { 'convert-float16.block': 'Exp' },
+  });
   assert.ok(tight.report.after.nodes > 0);
   // --extra settings are checked before the run: a key no pass reads is an error, not ignored.
-  await assert.rejects(optimize(bytes, { extra: { 'cse.enabled': '1' } }),
-    (e) => e instanceof OnnxfoldError && /pass 'cse' has no setting 'enabled'/.test(e.message));
+  await assert.rejects(
+    optimize(bytes, { extra: { 'cse.enabled': '1' } }),
+    (e) => e instanceof OnnxfoldError && /pass 'cse' has no setting 'enabled'/.test(e.message),
+  );
 
-  await assert.rejects(optimize(bytes, { passes: ['no-such-pass'] }),
-    (e) => e instanceof OnnxfoldError && e instanceof Error && /no-such-pass/.test(e.message));
-  await assert.rejects(optimize(bytes, { sizeBudgett: 1 }), (e) => e instanceof TypeError && /sizeBudgett/.test(e.message));
-  await assert.rejects(optimize(bytes, { sizeBudget: 'big' }), (e) => e instanceof OnnxfoldError && /sizeBudget/.test(e.message));
-  await assert.rejects(optimize(bytes, { quant: 'no-such-mode' }), (e) => e instanceof OnnxfoldError && /quant/.test(e.message));
+  await assert.rejects(
+    optimize(bytes, { passes: ['no-such-pass'] }),
+    (e) => e instanceof OnnxfoldError && e instanceof Error && /no-such-pass/.test(e.message),
+  );
+  await assert.rejects(
+    optimize(bytes, { sizeBudgett: 1 }),
+    (e) => e instanceof TypeError && /sizeBudgett/.test(e.message),
+  );
+  await assert.rejects(
+    optimize(bytes, { sizeBudget: 'big' }),
+    (e) => e instanceof OnnxfoldError && /sizeBudget/.test(e.message),
+  );
+  await assert.rejects(
+    optimize(bytes, { quant: 'no-such-mode' }),
+    (e) => e instanceof OnnxfoldError && /quant/.test(e.message),
+  );
   await assert.rejects(optimize(bytes, { onProgress: 3 }), TypeError);
   await assert.rejects(optimize(42), (e) => e instanceof TypeError && /Uint8Array/.test(e.message));
   // In node a string is a file path.
-  await assert.rejects(optimize(join(tmp, 'no-such.onnx')), (e) => e instanceof OnnxfoldError && /no-such\.onnx/.test(e.message));
+  await assert.rejects(
+    optimize(join(tmp, 'no-such.onnx')),
+    (e) => e instanceof OnnxfoldError && /no-such\.onnx/.test(e.message),
+  );
   await assert.rejects(optimize(bytes, { output: 'file' }), TypeError);
 });
 
@@ -121,8 +151,12 @@ test('optimize: onProgress goes forward from read to write', async (t) => {
   const seen = [];
   await optimize(readFileSync(smallModel), { onProgress: (p) => seen.push(p) });
   assert.ok(seen.length >= 5, `called ${seen.length} times`);
-  for (let i = 1; i < seen.length; i++) assert.ok(seen[i].fraction >= seen[i - 1].fraction, `fraction decreased at ${i}`);
-  assert.ok(seen.some((p) => p.fraction > 0 && p.fraction < 1), 'intermediate fractions');
+  for (let i = 1; i < seen.length; i++)
+    assert.ok(seen[i].fraction >= seen[i - 1].fraction, `fraction decreased at ${i}`);
+  assert.ok(
+    seen.some((p) => p.fraction > 0 && p.fraction < 1),
+    'intermediate fractions',
+  );
   assert.equal(seen[0].stage, 'read');
   assert.equal(seen.at(-1).stage, 'write');
   assert.equal(seen.at(-1).fraction, 1);
@@ -133,19 +167,34 @@ test('optimize: AbortSignal cancels, and the module keeps working', async (t) =>
   if (!haveDist(t) || !haveModels(t)) return;
   const { optimize } = await api();
   const bytes = readFileSync(smallModel);
-  await assert.rejects(optimize(bytes, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError' && e instanceof Error);
+  await assert.rejects(
+    optimize(bytes, { signal: AbortSignal.abort() }),
+    (e) => e.name === 'AbortError' && e instanceof Error,
+  );
 
   const controller = new AbortController();
   let passesSeen = 0;
-  await assert.rejects(optimize(bytes, {
-    signal: controller.signal,
-    onProgress: (p) => { if (p.stage === 'optimize' && ++passesSeen === 2) controller.abort(); },
-  }), (e) => e.name === 'AbortError');
+  await assert.rejects(
+    optimize(bytes, {
+      signal: controller.signal,
+      onProgress: (p) => {
+        if (p.stage === 'optimize' && ++passesSeen === 2) controller.abort();
+      },
+    }),
+    (e) => e.name === 'AbortError',
+  );
   assert.equal(passesSeen, 2, 'no pass started after the abort');
 
   // An exception in onProgress stops the job and is what the call rejects with.
   const boom = new Error('boom');
-  await assert.rejects(optimize(bytes, { onProgress: () => { throw boom; } }), (e) => e === boom);
+  await assert.rejects(
+    optimize(bytes, {
+      onProgress: () => {
+        throw boom;
+      },
+    }),
+    (e) => e === boom,
+  );
 
   const { report } = await optimize(bytes);
   assert.ok(report.after.nodes > 0);
@@ -170,12 +219,21 @@ test('errors are real Errors with useful messages; the module works afterwards',
     await assert.rejects(inspect(bytes), OnnxfoldError);
   }
   // A Blob too large for JS memory where it cannot be read range by range: says what to do.
-  class HugeBlob extends Blob { get size() { return 5 * 2 ** 30; } }
-  await assert.rejects(optimize(new HugeBlob([good])), (e) => e instanceof OnnxfoldError && /Worker|file path/.test(e.message));
+  class HugeBlob extends Blob {
+    get size() {
+      return 5 * 2 ** 30;
+    }
+  }
+  await assert.rejects(
+    optimize(new HugeBlob([good])),
+    (e) => e instanceof OnnxfoldError && /Worker|file path/.test(e.message),
+  );
   // Without FileReaderSync (node, a page's main thread) a Blob is read into JS memory first: one
   // too large for that says what to do instead.
-  await assert.rejects(optimize(good, { externalData: { 'w.bin': new HugeBlob([]) } }),
-    (e) => e instanceof OnnxfoldError && /w\.bin/.test(e.message) && /Worker|file path/.test(e.message));
+  await assert.rejects(
+    optimize(good, { externalData: { 'w.bin': new HugeBlob([]) } }),
+    (e) => e instanceof OnnxfoldError && /w\.bin/.test(e.message) && /Worker|file path/.test(e.message),
+  );
   const { model } = await optimize(good);
   assert.ok(model.length > 0);
   assert.equal((await inspect(good)).nodes, 22);
@@ -188,7 +246,10 @@ test('inspect: summary of bytes and Blobs', async (t) => {
   const s = await inspect(new Blob([bytes]));
   assert.equal(s.nodes, 22);
   assert.equal(s.op_histogram.BatchNormalization, 4);
-  assert.deepEqual(s.inputs.map((i) => i.name), ['waveform']);
+  assert.deepEqual(
+    s.inputs.map((i) => i.name),
+    ['waveform'],
+  );
   assert.deepEqual(await inspect(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)), s);
 });
 
@@ -208,15 +269,28 @@ test('external data: written out, read back from buffers and Blobs, and from fil
   await equivalent(orig, ext.model, 'ext-out', ext.externalData);
 
   // In: the same weights as a Uint8Array, an ArrayBuffer or a Blob; inline output again.
-  for (const data of [ext.externalData['weights.bin'], ext.externalData['weights.bin'].slice().buffer,
-    new Blob([ext.externalData['weights.bin']])]) {
-    const back = await optimize(ext.model, { externalData: { 'weights.bin': data }, externalDataThreshold: 1 << 30, externalDataLocation: 'unused.bin' });
+  for (const data of [
+    ext.externalData['weights.bin'],
+    ext.externalData['weights.bin'].slice().buffer,
+    new Blob([ext.externalData['weights.bin']]),
+  ]) {
+    const back = await optimize(ext.model, {
+      externalData: { 'weights.bin': data },
+      externalDataThreshold: 1 << 30,
+      externalDataLocation: 'unused.bin',
+    });
     assert.deepEqual(back.externalData, {});
     assert.deepEqual(await bytesOf(back.model), inline, 'round trip gives the inline result');
   }
   // Missing file: the error names the location.
-  await assert.rejects(optimize(ext.model), (e) => e instanceof OnnxfoldError && /weights\.bin/.test(e.message) && /external/.test(e.message));
-  await assert.rejects(optimize(ext.model, { externalData: { 'other.bin': new Uint8Array(4) } }), /weights\.bin.*other\.bin|other\.bin/);
+  await assert.rejects(
+    optimize(ext.model),
+    (e) => e instanceof OnnxfoldError && /weights\.bin/.test(e.message) && /external/.test(e.message),
+  );
+  await assert.rejects(
+    optimize(ext.model, { externalData: { 'other.bin': new Uint8Array(4) } }),
+    /weights\.bin.*other\.bin|other\.bin/,
+  );
   // External input, no name given for the output's external data: it keeps its weights
   // external under the default name.
   const dflt = await optimize(ext.model, { externalData: ext.externalData });
@@ -227,30 +301,61 @@ test('external data: written out, read back from buffers and Blobs, and from fil
   const dir = mkdtempSync(join(tmp, 'files-'));
   writeFileSync(join(dir, 'm.onnx'), ext.model);
   writeFileSync(join(dir, 'weights.bin'), ext.externalData['weights.bin']);
-  const r = await optimizeFile(join(dir, 'm.onnx'), join(dir, 'out.onnx'), { externalDataLocation: 'out.bin' });
+  const r = await optimizeFile(join(dir, 'm.onnx'), join(dir, 'out.onnx'), {
+    externalDataLocation: 'out.bin',
+  });
   assert.deepEqual(r.outputs, [join(dir, 'out.onnx'), join(dir, 'out.bin')]);
-  await equivalent(orig, readFileSync(join(dir, 'out.onnx')), 'ext-files', { 'out.bin': readFileSync(join(dir, 'out.bin')) });
-  await assert.rejects(optimizeFile(join(dir, 'm.onnx'), join(dir, 'm.onnx')), /output '.*m\.onnx' is the input model; onnxfold never overwrites its input/);
-  await assert.rejects(optimizeFile(join(dir, 'missing.onnx'), join(dir, 'x.onnx')), (e) => e instanceof Error && /missing\.onnx/.test(e.message));
+  await equivalent(orig, readFileSync(join(dir, 'out.onnx')), 'ext-files', {
+    'out.bin': readFileSync(join(dir, 'out.bin')),
+  });
+  await assert.rejects(
+    optimizeFile(join(dir, 'm.onnx'), join(dir, 'm.onnx')),
+    /output '.*m\.onnx' is the input model; onnxfold never overwrites its input/,
+  );
+  await assert.rejects(
+    optimizeFile(join(dir, 'missing.onnx'), join(dir, 'x.onnx')),
+    (e) => e instanceof Error && /missing\.onnx/.test(e.message),
+  );
 });
 
 test('external data made by the native CLI (--external-data-threshold) is read from buffers', async (t) => {
   if (!haveDist(t) || !haveModels(t)) return;
-  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`)) return;
+  if (!need(t, existsSync(cli), `${cli} not built (cmake --preset native && cmake --build --preset native)`))
+    return;
   const { optimize } = await api();
   const dir = mkdtempSync(join(tmp, 'cli-'));
-  execFileSync(cli, ['optimize', smallModel, '-o', join(dir, 'm.onnx'), '--passes', 'dce',
-    '--external-data-threshold', '256', '--external-data-location', 'm.data', '-q']);
+  execFileSync(cli, [
+    'optimize',
+    smallModel,
+    '-o',
+    join(dir, 'm.onnx'),
+    '--passes',
+    'dce',
+    '--external-data-threshold',
+    '256',
+    '--external-data-location',
+    'm.data',
+    '-q',
+  ]);
   const model = readFileSync(join(dir, 'm.onnx'));
   const { model: out, report } = await optimize(model, {
     externalData: { 'm.data': new Blob([readFileSync(join(dir, 'm.data'))]) },
-    externalDataThreshold: 256, externalDataLocation: 'o.data',
+    externalDataThreshold: 256,
+    externalDataLocation: 'o.data',
   });
   assert.ok(report.before.external_initializers > 0);
   assert.ok(report.after.external_initializers > 0 || report.external_bytes > 0);
-  const res = await optimize(await bytesOf(out), { externalData: (await optimize(model, {
-    externalData: { 'm.data': readFileSync(join(dir, 'm.data')) }, externalDataThreshold: 256, externalDataLocation: 'o.data',
-  })).externalData, externalDataThreshold: 1 << 30, externalDataLocation: 'x' });
+  const res = await optimize(await bytesOf(out), {
+    externalData: (
+      await optimize(model, {
+        externalData: { 'm.data': readFileSync(join(dir, 'm.data')) },
+        externalDataThreshold: 256,
+        externalDataLocation: 'o.data',
+      })
+    ).externalData,
+    externalDataThreshold: 1 << 30,
+    externalDataLocation: 'x',
+  });
   await equivalent(readFileSync(smallModel), res.model, 'cli-ext');
 });
 
@@ -278,6 +383,9 @@ test('moduleTree, graph and splitConstants: typed results, or a clear error when
     const r = await splitConstants(bytes);
     assert.ok(r.prep instanceof Uint8Array && r.main instanceof Uint8Array);
   } catch (e) {
-    assert.ok(e instanceof OnnxfoldError && /not available in this build|splitConstants/.test(e.message), String(e));
+    assert.ok(
+      e instanceof OnnxfoldError && /not available in this build|splitConstants/.test(e.message),
+      String(e),
+    );
   }
 });

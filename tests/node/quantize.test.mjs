@@ -16,7 +16,20 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelBytes, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import {
+  cli,
+  cliMissing,
+  dist,
+  haveCli,
+  havePythonOnnx,
+  makeLlm,
+  modelBytes,
+  modelsDir,
+  need,
+  python,
+  repoRoot,
+  run,
+} from './env.mjs';
 import { buildModel } from './onnx-builder.mjs';
 import { compareModels, compareTensors, makeInputs, unoptimizedSession } from './oracle.mjs';
 
@@ -26,12 +39,28 @@ const SEED = 3;
 // >= 0.999, argmax >= 0.98). The decoder's weights are random, so its 512 logits are close
 // together and int4's top-1 flips often: its cosine is the measure that matters. int4asym uses
 // blocks of 128 (minibert cosine 0.969).
-const COSINE = { int4: 0.975, int4emb: 0.96, int4asym: 0.96, int8: 0.999, int8asym: 0.999, q8: 0.999, q4f16: 0.975 };
+const COSINE = {
+  int4: 0.975,
+  int4emb: 0.96,
+  int4asym: 0.96,
+  int8: 0.999,
+  int8asym: 0.999,
+  q8: 0.999,
+  q4f16: 0.975,
+};
 const ARGMAX = { int4: 0.4, int4emb: 0.4, int4asym: 0.4, int8: 0.9, int8asym: 0.9, q8: 0.9, q4f16: 0.4 };
 const MODES = {
   int4: ['--quantize', 'int4', '--quant-format', 'ort'],
   int4emb: ['--quantize', 'int4', '--quant-format', 'ort', '--quant-ops', 'MatMul,Gather'],
-  int4asym: ['--quantize', 'int4', '--quant-format', 'ort', '--quant-block-size', '128', '--quant-symmetric=false'],
+  int4asym: [
+    '--quantize',
+    'int4',
+    '--quant-format',
+    'ort',
+    '--quant-block-size',
+    '128',
+    '--quant-symmetric=false',
+  ],
   int8: ['--quantize', 'int8'],
   int8asym: ['--quantize', 'int8', '--quant-symmetric=false'],
   q8: ['--quantize', 'q8'],
@@ -42,8 +71,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-quantize-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 const dequantizer = join(repoRoot, 'tests', 'node', 'dequantize_weights.py');
 const rows = [];
-
-
 
 // Cosine, argmax agreement (last axis) and max |diff| / range of each float output.
 async function endToEnd(origPath, qPath) {
@@ -107,14 +134,29 @@ async function checkModel(t, name, input, modes = Object.keys(MODES)) {
     for (const o of outs) {
       assert.ok(o.cosine >= COSINE[mode], `${name} ${mode}: ${o.name} cosine ${o.cosine} < ${COSINE[mode]}`);
       if (o.name.includes('logits')) {
-        assert.ok(o.argmax >= ARGMAX[mode], `${name} ${mode}: ${o.name} argmax agreement ${o.argmax} < ${ARGMAX[mode]}`);
+        assert.ok(
+          o.argmax >= ARGMAX[mode],
+          `${name} ${mode}: ${o.name} argmax agreement ${o.argmax} < ${ARGMAX[mode]}`,
+        );
       }
     }
     const logits = outs.find((o) => o.name.includes('logits')) ?? outs[0];
-    rows.push({ model: name, mode, before: modelBytes(opt), after: modelBytes(path), weights: errors.length, worstWeight,
-      output: logits.name, cosine: logits.cosine, argmax: logits.argmax, rel: logits.rel });
-    t.diagnostic(`${name} ${mode}: ${modelBytes(opt)} -> ${modelBytes(path)} bytes, ${logits.name} cosine ` +
-      `${logits.cosine.toFixed(5)}, argmax ${logits.argmax.toFixed(3)}, worst weight RMS error ${worstWeight}`);
+    rows.push({
+      model: name,
+      mode,
+      before: modelBytes(opt),
+      after: modelBytes(path),
+      weights: errors.length,
+      worstWeight,
+      output: logits.name,
+      cosine: logits.cosine,
+      argmax: logits.argmax,
+      rel: logits.rel,
+    });
+    t.diagnostic(
+      `${name} ${mode}: ${modelBytes(opt)} -> ${modelBytes(path)} bytes, ${logits.name} cosine ` +
+        `${logits.cosine.toFixed(5)}, argmax ${logits.argmax.toFixed(3)}, worst weight RMS error ${worstWeight}`,
+    );
   }
 }
 
@@ -129,8 +171,31 @@ test('--quantize on minibert: loads, computes dequant(quant(W)), close to float'
 test('--quantize on a small Llama-shaped decoder (make_llm.py)', async (t) => {
   if (!ready(t) || !need(t, existsSync(makeLlm), `${makeLlm} is missing (set ONNXFOLD_SHARED)`)) return;
   const model = join(tmp, 'llama_small.onnx');
-  execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
-    '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', model], { stdio: 'ignore' });
+  execFileSync(
+    python,
+    [
+      makeLlm,
+      '--preset',
+      'tiny',
+      '--layers',
+      '2',
+      '--hidden',
+      '128',
+      '--heads',
+      '4',
+      '--kv-heads',
+      '2',
+      '--ffn',
+      '256',
+      '--vocab',
+      '512',
+      '--max-pos',
+      '128',
+      '--out',
+      model,
+    ],
+    { stdio: 'ignore' },
+  );
   await checkModel(t, 'llama_small', model);
 });
 
@@ -139,18 +204,32 @@ test('--quantize on a small Llama-shaped decoder (make_llm.py)', async (t) => {
 // multiple of the block.
 test('--quantize int4 qdq at opset 21 (symmetric and not) agrees with MatMulNBits', async (t) => {
   if (!ready(t)) return;
-  const k = 80, n = 24;
+  const k = 80,
+    n = 24;
   const w = Float32Array.from({ length: k * n }, (_, i) => Math.sin(i * 0.7) * (1 + (i % 5)));
   const input = join(tmp, 'mm21.onnx');
-  writeFileSync(input, buildModel({ opset: 21, irVersion: 10,
-    inputs: [{ name: 'x', shape: [3, k] }], outputs: [{ name: 'y', shape: [3, n] }],
-    initializers: [{ name: 'w', type: 'float32', dims: [k, n], data: w }],
-    nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['y'], name: 'mm' }] }));
+  writeFileSync(
+    input,
+    buildModel({
+      opset: 21,
+      irVersion: 10,
+      inputs: [{ name: 'x', shape: [3, k] }],
+      outputs: [{ name: 'y', shape: [3, n] }],
+      initializers: [{ name: 'w', type: 'float32', dims: [k, n], data: w }],
+      nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['y'], name: 'mm' }],
+    }),
+  );
   for (const sym of [[], ['--quant-symmetric=false']]) {
     const tag = sym.length ? 'asym' : 'sym';
     const flags = ['--quant-block-size', '16', ...sym];
     const qdq = await quantize(input, `mm21.qdq.${tag}`, ['--quantize', 'int4', ...flags]);
-    const nbits = await quantize(input, `mm21.ort.${tag}`, ['--quantize', 'int4', '--quant-format', 'ort', ...flags]);
+    const nbits = await quantize(input, `mm21.ort.${tag}`, [
+      '--quantize',
+      'int4',
+      '--quant-format',
+      'ort',
+      ...flags,
+    ]);
     const r = await compareModels(nbits.path, qdq.path, { seed: SEED, rtol: 1e-4, atol: 1e-4 });
     assert.ok(r.ok, `${tag}: qdq and MatMulNBits differ: ${r.message}`);
     const ref = join(tmp, `mm21.qdq.${tag}.dequantized.onnx`);
@@ -163,34 +242,78 @@ test('--quantize int4 qdq at opset 21 (symmetric and not) agrees with MatMulNBit
     assert.ok(h.rel <= 1e-2, `${tag}: float16 qdq differs from qdq by ${h.rel} of the range`);
     const [o] = await endToEnd(input, qdq.path);
     assert.ok(o.cosine >= 0.99, `${tag}: cosine ${o.cosine}`);
-    t.diagnostic(`mm21 ${tag}: ${modelBytes(input)} -> qdq ${modelBytes(qdq.path)}, ort ${modelBytes(nbits.path)} bytes, cosine ${o.cosine.toFixed(5)}`);
+    t.diagnostic(
+      `mm21 ${tag}: ${modelBytes(input)} -> qdq ${modelBytes(qdq.path)}, ort ${modelBytes(nbits.path)} bytes, cosine ${o.cosine.toFixed(5)}`,
+    );
   }
   // Below opset 21 the qdq format is refused with the reason.
   const old = join(tmp, 'mm17.onnx');
-  writeFileSync(old, buildModel({ opset: 17,
-    inputs: [{ name: 'x', shape: [3, k] }], outputs: [{ name: 'y', shape: [3, n] }],
-    initializers: [{ name: 'w', type: 'float32', dims: [k, n], data: w }],
-    nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }] }));
-  await assert.rejects(run(cli, ['optimize', old, '-o', join(tmp, 'mm17.q.onnx'), '--quantize', 'int4', '-q']),
-    (e) => /opset 21/.test(e.stderr));
-  await assert.rejects(run(cli, ['optimize', old, '-o', join(tmp, 'mm17.q.onnx'), '--quantize', 'int4', '--quant-block-size', '24']),
-    (e) => /--quant-block-size|quantBlockSize/.test(e.stderr));
+  writeFileSync(
+    old,
+    buildModel({
+      opset: 17,
+      inputs: [{ name: 'x', shape: [3, k] }],
+      outputs: [{ name: 'y', shape: [3, n] }],
+      initializers: [{ name: 'w', type: 'float32', dims: [k, n], data: w }],
+      nodes: [{ op: 'MatMul', inputs: ['x', 'w'], outputs: ['y'] }],
+    }),
+  );
+  await assert.rejects(
+    run(cli, ['optimize', old, '-o', join(tmp, 'mm17.q.onnx'), '--quantize', 'int4', '-q']),
+    (e) => /opset 21/.test(e.stderr),
+  );
+  await assert.rejects(
+    run(cli, [
+      'optimize',
+      old,
+      '-o',
+      join(tmp, 'mm17.q.onnx'),
+      '--quantize',
+      'int4',
+      '--quant-block-size',
+      '24',
+    ]),
+    (e) => /--quant-block-size|quantBlockSize/.test(e.stderr),
+  );
 });
 
-test('npm: optimize(bytes, { quantize }) gives the native CLI\'s bytes; bad values are refused', async (t) => {
+test("npm: optimize(bytes, { quantize }) gives the native CLI's bytes; bad values are refused", async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, cliMissing)) return;
   const { optimize } = await import('onnxfold');
   const input = join(modelsDir, 'minibert.op14.nofold.onnx');
   if (!need(t, existsSync(input), `${input} is missing`)) return;
-  const options = { quantize: 'int4', quantFormat: 'ort', quantOps: ['MatMul', 'Gather'], quantSymmetric: false };
+  const options = {
+    quantize: 'int4',
+    quantFormat: 'ort',
+    quantOps: ['MatMul', 'Gather'],
+    quantSymmetric: false,
+  };
   const { model, report } = await optimize(readFileSync(input), options);
   const native = join(tmp, 'minibert.npm-vs-native.onnx');
-  await run(cli, ['optimize', input, '-o', native, '--quantize', 'int4', '--quant-format', 'ort',
-    '--quant-ops', 'MatMul,Gather', '--quant-symmetric=false', '-q']);
-  assert.ok(Buffer.from(model).equals(readFileSync(native)), 'wasm and native quantized outputs are byte-identical');
+  await run(cli, [
+    'optimize',
+    input,
+    '-o',
+    native,
+    '--quantize',
+    'int4',
+    '--quant-format',
+    'ort',
+    '--quant-ops',
+    'MatMul,Gather',
+    '--quant-symmetric=false',
+    '-q',
+  ]);
+  assert.ok(
+    Buffer.from(model).equals(readFileSync(native)),
+    'wasm and native quantized outputs are byte-identical',
+  );
   assert.equal(report.passes.find((p) => p.pass === 'quantize-weights')?.counters['weights quantized'], 15);
   await assert.rejects(optimize(readFileSync(input), { quantize: 'int3' }), /quantize: unknown mode 'int3'/);
-  await assert.rejects(optimize(readFileSync(input), { quantize: 'int4', quantBlockSize: 20 }), /quantBlockSize/);
+  await assert.rejects(
+    optimize(readFileSync(input), { quantize: 'int4', quantBlockSize: 20 }),
+    /quantBlockSize/,
+  );
   await assert.rejects(optimize(readFileSync(input), { quantize: 'int4' }), /opset 21/);
 });
 
@@ -199,11 +322,15 @@ test('--quantize table', { concurrency: false }, (t) => {
     t.skip('no model was quantized');
     return;
   }
-  const lines = ['| model | mode | float bytes | quantized bytes | ratio | weights | worst weight RMS error | output | cosine | argmax agreement | max |diff| / range |',
-    '|---|---|---|---|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| model | mode | float bytes | quantized bytes | ratio | weights | worst weight RMS error | output | cosine | argmax agreement | max |diff| / range |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const r of rows) {
-    lines.push(`| ${r.model} | ${r.mode} | ${r.before} | ${r.after} | ${(r.after / r.before).toFixed(3)} | ${r.weights} | ` +
-      `${r.worstWeight.toPrecision(3)} | ${r.output} | ${r.cosine.toFixed(5)} | ${r.argmax.toFixed(3)} | ${r.rel.toExponential(2)} |`);
+    lines.push(
+      `| ${r.model} | ${r.mode} | ${r.before} | ${r.after} | ${(r.after / r.before).toFixed(3)} | ${r.weights} | ` +
+        `${r.worstWeight.toPrecision(3)} | ${r.output} | ${r.cosine.toFixed(5)} | ${r.argmax.toFixed(3)} | ${r.rel.toExponential(2)} |`,
+    );
   }
   console.log(lines.join('\n'));
 });

@@ -33,7 +33,8 @@ function forbiddenKeys(value, path = '') {
   for (const [k, v] of Object.entries(value)) {
     const at = Array.isArray(value) ? `${path}[]` : path ? `${path}.${k}` : k;
     const key = Array.isArray(value) ? null : k;
-    if (key !== null && Object.hasOwn(REMOVED, key) && !ALLOWED.has(at)) found.push(`${at} (use ${REMOVED[key]})`);
+    if (key !== null && Object.hasOwn(REMOVED, key) && !ALLOWED.has(at))
+      found.push(`${at} (use ${REMOVED[key]})`);
     found.push(...forbiddenKeys(v, at));
   }
   return [...new Set(found)];
@@ -60,20 +61,33 @@ async function model() {
   return buildModel({
     inputs: [{ name: 'X', type: 'float32', shape: [4096] }],
     outputs: [{ name: 'Y', type: 'float32', shape: [4096] }],
-    initializers: [{ name: 'C', type: 'float32', dims: [1], data: Float32Array.of(2) },
-      { name: 'S', type: 'int64', dims: [1], data: BigInt64Array.of(4096n) }],
-    nodes: [{ op: 'Expand', inputs: ['C', 'S'], outputs: ['E'] }, { op: 'Mul', inputs: ['X', 'E'], outputs: ['Y'] }],
+    initializers: [
+      { name: 'C', type: 'float32', dims: [1], data: Float32Array.of(2) },
+      { name: 'S', type: 'int64', dims: [1], data: BigInt64Array.of(4096n) },
+    ],
+    nodes: [
+      { op: 'Expand', inputs: ['C', 'S'], outputs: ['E'] },
+      { op: 'Mul', inputs: ['X', 'E'], outputs: ['Y'] },
+    ],
   });
 }
 const options = { sizeBudget: 1024 };
 
 test('test helper: forbiddenKeys finds the removed names anywhere but host', () => {
-  const report = { host: { read_ms: 1, write_ms: 1 }, read_ms: 1, passes: [{ millis: 1 }], not_folded: [{ op_type: 'A' }] };
-  assert.deepEqual(forbiddenKeys(report).sort(),
-    ['not_folded[].op_type (use not_folded[].op)', 'passes[].millis (use passes[].ms)', 'read_ms (use timing_ms.read)']);
+  const report = {
+    host: { read_ms: 1, write_ms: 1 },
+    read_ms: 1,
+    passes: [{ millis: 1 }],
+    not_folded: [{ op_type: 'A' }],
+  };
+  assert.deepEqual(forbiddenKeys(report).sort(), [
+    'not_folded[].op_type (use not_folded[].op)',
+    'passes[].millis (use passes[].ms)',
+    'read_ms (use timing_ms.read)',
+  ]);
 });
 
-test('the package\'s reports (optimize, optimizeFile and its report file) use one spelling per field', async (t) => {
+test("the package's reports (optimize, optimizeFile and its report file) use one spelling per field", async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`)) return;
   const { optimize, optimizeFile } = await import('onnxfold');
   const bytes = await model();
@@ -84,7 +98,10 @@ test('the package\'s reports (optimize, optimizeFile and its report file) use on
   const dir = mkdtempSync(join(tmpdir(), 'onnxfold-report-names-'));
   try {
     writeFileSync(join(dir, 'in.onnx'), bytes);
-    const r = await optimizeFile(join(dir, 'in.onnx'), join(dir, 'out.onnx'), { ...options, report: join(dir, 'r.json') });
+    const r = await optimizeFile(join(dir, 'in.onnx'), join(dir, 'out.onnx'), {
+      ...options,
+      report: join(dir, 'r.json'),
+    });
     checkReport(r.report, 'optimizeFile');
     checkReport(JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')), 'optimizeFile report file (C++ JSON)');
   } finally {
@@ -92,13 +109,22 @@ test('the package\'s reports (optimize, optimizeFile and its report file) use on
   }
 });
 
-test('the native CLI\'s --report uses one spelling per field', async (t) => {
+test("the native CLI's --report uses one spelling per field", async (t) => {
   if (!need(t, haveCli, cliMissing)) return;
   const dir = mkdtempSync(join(tmpdir(), 'onnxfold-report-names-'));
   try {
     writeFileSync(join(dir, 'in.onnx'), await model());
-    await run(cli, ['optimize', join(dir, 'in.onnx'), '-o', join(dir, 'out.onnx'), '--size-budget', '1024',
-      '--report', join(dir, 'r.json'), '--quiet']);
+    await run(cli, [
+      'optimize',
+      join(dir, 'in.onnx'),
+      '-o',
+      join(dir, 'out.onnx'),
+      '--size-budget',
+      '1024',
+      '--report',
+      join(dir, 'r.json'),
+      '--quiet',
+    ]);
     checkReport(JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')), 'CLI --report');
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -24,25 +24,37 @@ test('the report profiles I/O and the host calls consistently with its byte coun
   const bytes = buildModel({
     inputs: [{ name: 'X', type: 'float32', shape: [4096] }],
     outputs: [{ name: 'Y', type: 'float32', shape: [4096] }],
-    initializers: [{ name: 'C', type: 'float32', dims: [4096], data },
-      { name: 'D', type: 'float32', dims: [4096], data }],
-    nodes: [{ op: 'Neg', inputs: ['C'], outputs: ['N'] }, { op: 'Add', inputs: ['X', 'N'], outputs: ['S'] },
-      { op: 'Mul', inputs: ['S', 'D'], outputs: ['Y'] }],
+    initializers: [
+      { name: 'C', type: 'float32', dims: [4096], data },
+      { name: 'D', type: 'float32', dims: [4096], data },
+    ],
+    nodes: [
+      { op: 'Neg', inputs: ['C'], outputs: ['N'] },
+      { op: 'Add', inputs: ['X', 'N'], outputs: ['S'] },
+      { op: 'Mul', inputs: ['S', 'D'], outputs: ['Y'] },
+    ],
   });
   const { report, model, externalData } = await optimize(bytes, { externalDataThreshold: 1024 });
   const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
   for (const field of ['io', 'host']) {
     assert.deepEqual(new Set(Object.keys(report[field])), nestedKeys(dts, field), `report.${field} keys`);
-    for (const [k, v] of Object.entries(report[field])) assert.ok(Number.isFinite(v) && v >= 0, `${field}.${k} = ${v}`);
+    for (const [k, v] of Object.entries(report[field]))
+      assert.ok(Number.isFinite(v) && v >= 0, `${field}.${k} = ${v}`);
   }
   const written = report.output_bytes + report.external_bytes;
   assert.ok(report.external_bytes > 0, 'the weights went to external data');
   assert.equal(written, model.length + Object.values(externalData).reduce((n, d) => n + d.length, 0));
   assert.equal(report.io.sink_write_bytes, written, 'every output byte passed through the timed sinks');
   assert.equal(report.host.write_bytes + report.host.copy_bytes, written, 'and through host.output');
-  assert.ok(report.host.read_bytes >= report.input_bytes && report.host.reads >= 1, 'the model was read through host.read');
+  assert.ok(
+    report.host.read_bytes >= report.input_bytes && report.host.reads >= 1,
+    'the model was read through host.read',
+  );
   assert.ok(report.io.write_source_read_ms <= report.io.source_read_ms);
   const stages = report.timing_ms.read + report.timing_ms.optimize + report.timing_ms.write;
-  assert.ok(report.host.call_ms + 1 >= stages, `the wasm call (${report.host.call_ms} ms) holds the stages (${stages} ms)`);
+  assert.ok(
+    report.host.call_ms + 1 >= stages,
+    `the wasm call (${report.host.call_ms} ms) holds the stages (${stages} ms)`,
+  );
   assert.ok(report.host.compile_ms > 0 && report.host.instantiate_ms > 0, 'the module load was timed');
 });

@@ -33,7 +33,11 @@ function histogram(model) {
 /** The model as ONNX Runtime's CPU provider optimizes it at its default level. */
 async function ortOptimized(path, tag) {
   const out = join(tmp, `${tag}.ort.onnx`);
-  const s = await ort.InferenceSession.create(path, { executionProviders: ['cpu'], optimizedModelFilePath: out, logSeverityLevel: 3 });
+  const s = await ort.InferenceSession.create(path, {
+    executionProviders: ['cpu'],
+    optimizedModelFilePath: out,
+    logSeverityLevel: 3,
+  });
   await s.release();
   return readModel(readFileSync(out));
 }
@@ -44,16 +48,29 @@ async function compare(t, input, tag, flags = []) {
   const a = histogram(await ortOptimized(input, `${tag}.orig`));
   const b = histogram(await ortOptimized(output, `${tag}.ours`));
   const total = (h) => Object.values(h).reduce((x, y) => x + y, 0);
-  const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => a[k] !== b[k])
+  const changed = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((k) => a[k] !== b[k])
     .map((k) => `${k} ${a[k] ?? 0} -> ${b[k] ?? 0}`);
-  t.diagnostic(`${tag}: ORT-optimized nodes ${total(a)} -> ${total(b)}${changed.length ? `; ${changed.join(', ')}` : ''}`);
-  assert.ok(total(b) <= total(a), `${tag}: ORT leaves ${total(b)} nodes of our output, ${total(a)} of the original`);
+  t.diagnostic(
+    `${tag}: ORT-optimized nodes ${total(a)} -> ${total(b)}${changed.length ? `; ${changed.join(', ')}` : ''}`,
+  );
+  assert.ok(
+    total(b) <= total(a),
+    `${tag}: ORT leaves ${total(b)} nodes of our output, ${total(a)} of the original`,
+  );
   for (const op of UNFUSED) {
-    assert.ok((b[op] ?? 0) <= (a[op] ?? 0), `${tag}: ${op} ${a[op] ?? 0} -> ${b[op] ?? 0} after ORT's fusions`);
+    assert.ok(
+      (b[op] ?? 0) <= (a[op] ?? 0),
+      `${tag}: ${op} ${a[op] ?? 0} -> ${b[op] ?? 0} after ORT's fusions`,
+    );
   }
 }
 
-const shared = existsSync(modelsDir) ? readdirSync(modelsDir).filter((f) => f.endsWith('.onnx')).sort() : [];
+const shared = existsSync(modelsDir)
+  ? readdirSync(modelsDir)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort()
+  : [];
 
 for (const f of shared) {
   test(`ONNX Runtime fuses as much in onnxfold's output as in ${f}`, async (t) => {
@@ -72,11 +89,28 @@ for (const opset of [17, 20]) {
   });
 }
 
-test('ONNX Runtime fuses as much in onnxfold\'s output as in a make_llm decoder (RMSNorm, rotary, SiLU)', async (t) => {
+test("ONNX Runtime fuses as much in onnxfold's output as in a make_llm decoder (RMSNorm, rotary, SiLU)", async (t) => {
   if (!need(t, haveCli, cliMissing) || !need(t, havePythonOnnx(), 'python3-onnx is not installed')) return;
   const model = join(tmp, 'llm', 'model.onnx');
-  await run(python, [makeLlm, '--layers', '2', '--hidden', '64', '--heads', '4', '--kv-heads', '2', '--ffn', '128',
-    '--vocab', '256', '--max-pos', '64', '--out', model]);
+  await run(python, [
+    makeLlm,
+    '--layers',
+    '2',
+    '--hidden',
+    '64',
+    '--heads',
+    '4',
+    '--kv-heads',
+    '2',
+    '--ffn',
+    '128',
+    '--vocab',
+    '256',
+    '--max-pos',
+    '64',
+    '--out',
+    model,
+  ]);
   await compare(t, model, 'llm');
   await compare(t, model, 'llm.op23', ['--target-opset', '23']);
 });

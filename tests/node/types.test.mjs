@@ -12,9 +12,22 @@ const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
 
 test('index.d.ts type-checks a typed use of the package (tsc --strict)', async (t) => {
   if (!need(t, existsSync(tsc), 'typescript is not installed (npm ci installs the dev dependencies)')) return;
-  const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext',
-    '--moduleResolution', 'nodenext', '--lib', 'es2022,dom', '--types', 'node',
-    join(repoRoot, 'tests', 'types', 'usage.ts')];
+  const args = [
+    tsc,
+    '--noEmit',
+    '--strict',
+    '--target',
+    'es2022',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--lib',
+    'es2022,dom',
+    '--types',
+    'node',
+    join(repoRoot, 'tests', 'types', 'usage.ts'),
+  ];
   try {
     await run(process.execPath, args, { cwd: repoRoot });
   } catch (e) {

@@ -26,8 +26,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-variants-llm-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
 test('variants of a 4-layer, hidden-768 decoder: all run in onnxruntime-node, each within its bound', async (t) => {
-  if (!need(t, existsSync(dist), `${dist} not built`) ||
-    !need(t, havePythonOnnx() && existsSync(makeLlm), `${python} with onnx, or ${makeLlm}, missing`)) return;
+  if (
+    !need(t, existsSync(dist), `${dist} not built`) ||
+    !need(t, havePythonOnnx() && existsSync(makeLlm), `${python} with onnx, or ${makeLlm}, missing`)
+  )
+    return;
   const { variantsFile } = await import('onnxfold');
   const clock = { start: performance.now() };
   const input = join(tmp, 'decoder.onnx');
@@ -36,8 +39,14 @@ test('variants of a 4-layer, hidden-768 decoder: all run in onnxruntime-node, ea
   const out = join(tmp, 'variants');
   const { variants } = await variantsFile(input, out, { name: 'model' });
   clock.variants = performance.now();
-  assert.deepEqual(variants.map((v) => v.dtype), ['fp32', 'fp16', 'int8', 'q8', 'q4', 'q4f16']);
-  assert.ok(readdirSync(out).includes('model_q4.onnx_data'), 'the weights stay in external data, named as transformers.js reads them');
+  assert.deepEqual(
+    variants.map((v) => v.dtype),
+    ['fp32', 'fp16', 'int8', 'q8', 'q4', 'q4f16'],
+  );
+  assert.ok(
+    readdirSync(out).includes('model_q4.onnx_data'),
+    'the weights stay in external data, named as transformers.js reads them',
+  );
 
   const prompt = promptIds({ ...PROMPT, vocab: DECODER_768.vocab });
   const feeds = { input_ids: new ort.Tensor(prompt.type, prompt.data, prompt.dims) };
@@ -50,7 +59,10 @@ test('variants of a 4-layer, hidden-768 decoder: all run in onnxruntime-node, ea
   const rows = [];
   for (const v of variants) {
     const t0 = performance.now();
-    const session = await ort.InferenceSession.create(join(out, v.file), { executionProviders: ['cpu'], logSeverityLevel: 3 });
+    const session = await ort.InferenceSession.create(join(out, v.file), {
+      executionProviders: ['cpu'],
+      logSeverityLevel: 3,
+    });
     const t1 = performance.now();
     const got = (await session.run(feeds)).logits;
     const t2 = performance.now();
@@ -64,14 +76,21 @@ test('variants of a 4-layer, hidden-768 decoder: all run in onnxruntime-node, ea
   }
   clock.ort = performance.now();
   for (const r of rows) {
-    t.diagnostic(`${r.dtype.padEnd(5)} ${(r.bytes / 2 ** 20).toFixed(1).padStart(6)} MiB  load ${r.loadMs.toFixed(0).padStart(5)} ms  ` +
-      `run ${r.runMs.toFixed(0).padStart(4)} ms  cosine ${r.cosine.toFixed(6)}  argmax ${r.argmax.toFixed(3)}  |diff|/range ${r.relRange.toExponential(2)}`);
+    t.diagnostic(
+      `${r.dtype.padEnd(5)} ${(r.bytes / 2 ** 20).toFixed(1).padStart(6)} MiB  load ${r.loadMs.toFixed(0).padStart(5)} ms  ` +
+        `run ${r.runMs.toFixed(0).padStart(4)} ms  cosine ${r.cosine.toFixed(6)}  argmax ${r.argmax.toFixed(3)}  |diff|/range ${r.relRange.toExponential(2)}`,
+    );
   }
-  t.diagnostic(`make_llm ${((clock.made - clock.start) / 1e3).toFixed(1)} s, variantsFile ${((clock.variants - clock.made) / 1e3).toFixed(1)} s, ` +
-    `onnxruntime-node ${((clock.ort - clock.variants) / 1e3).toFixed(1)} s`);
+  t.diagnostic(
+    `make_llm ${((clock.made - clock.start) / 1e3).toFixed(1)} s, variantsFile ${((clock.variants - clock.made) / 1e3).toFixed(1)} s, ` +
+      `onnxruntime-node ${((clock.ort - clock.variants) / 1e3).toFixed(1)} s`,
+  );
 
   const fp32 = compareTensors('logits', expected, logits.fp32, { rtol: 1e-3, atol: 1e-4 });
-  assert.ok(!fp32.error && fp32.mismatches === 0, `fp32: ${fp32.error ?? `${fp32.mismatches}/${fp32.size} logits differ, max abs ${fp32.maxAbsDiff}`}`);
+  assert.ok(
+    !fp32.error && fp32.mismatches === 0,
+    `fp32: ${fp32.error ?? `${fp32.mismatches}/${fp32.size} logits differ, max abs ${fp32.maxAbsDiff}`}`,
+  );
   const byDtype = Object.fromEntries(rows.map((r) => [r.dtype, r]));
   assertVariantLogits(byDtype, logits.q4, logits.q4f16);
 });

@@ -6,12 +6,33 @@
 // commands against the native CLI's, and external data named as transformers.js reads it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, repoRoot, run } from './env.mjs';
+import {
+  cli,
+  cliMissing,
+  dist,
+  haveCli,
+  havePythonOnnx,
+  makeLlm,
+  modelsDir,
+  need,
+  python,
+  repoRoot,
+  run,
+} from './env.mjs';
 import { assertEquivalent, compareByRange } from './oracle.mjs';
 
 const bin = join(repoRoot, 'bin', 'onnxfold.mjs');
@@ -19,7 +40,9 @@ const model = join(modelsDir, 'squeezenet1_1.op13.initin.onnx');
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-variants-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
-const ready = (t) => need(t, existsSync(dist), `${dist} not built`) && need(t, haveCli, cliMissing) &&
+const ready = (t) =>
+  need(t, existsSync(dist), `${dist} not built`) &&
+  need(t, haveCli, cliMissing) &&
   need(t, existsSync(model), `${model} missing`);
 const files = (dir) => readdirSync(dir).sort();
 
@@ -27,39 +50,99 @@ const files = (dir) => readdirSync(dir).sort();
 function decoder() {
   const path = join(tmp, 'decoder.onnx');
   if (!existsSync(path)) {
-    execFileSync(python, [makeLlm, '--preset', 'tiny', '--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2',
-      '--ffn', '256', '--vocab', '512', '--max-pos', '128', '--out', path], { stdio: 'ignore' });
+    execFileSync(
+      python,
+      [
+        makeLlm,
+        '--preset',
+        'tiny',
+        '--layers',
+        '2',
+        '--hidden',
+        '128',
+        '--heads',
+        '4',
+        '--kv-heads',
+        '2',
+        '--ffn',
+        '256',
+        '--vocab',
+        '512',
+        '--max-pos',
+        '128',
+        '--out',
+        path,
+      ],
+      { stdio: 'ignore' },
+    );
   }
   return path;
 }
 
 test('variants: native CLI, npm variantsFile and npx onnxfold write the same files, which ORT runs', async (t) => {
-  if (!ready(t) || !need(t, havePythonOnnx() && existsSync(makeLlm), `${python} with onnx, or ${makeLlm}, missing`)) return;
+  if (
+    !ready(t) ||
+    !need(t, havePythonOnnx() && existsSync(makeLlm), `${python} with onnx, or ${makeLlm}, missing`)
+  )
+    return;
   const { variantsFile, variantSchema } = await import('onnxfold');
   const input = decoder();
   const native = join(tmp, 'native');
   const npm = join(tmp, 'npm');
   const npx = join(tmp, 'npx');
   const { stdout } = await run(cli, ['variants', input, '--out', native, '--name', 'model']);
-  const expected = { fp32: 'model.onnx', fp16: 'model_fp16.onnx', int8: 'model_int8.onnx', q8: 'model_quantized.onnx',
-    q4: 'model_q4.onnx', q4f16: 'model_q4f16.onnx' };
+  const expected = {
+    fp32: 'model.onnx',
+    fp16: 'model_fp16.onnx',
+    int8: 'model_int8.onnx',
+    q8: 'model_quantized.onnx',
+    q4: 'model_q4.onnx',
+    q4f16: 'model_q4f16.onnx',
+  };
   assert.deepEqual(Object.fromEntries((await variantSchema()).map((v) => [v.dtype, v.file])), expected);
-  for (const [dtype, file] of Object.entries(expected)) assert.match(stdout, new RegExp(`^${dtype} +${file.replace('.', '\\.')} +\\d+`, 'm'));
+  for (const [dtype, file] of Object.entries(expected))
+    assert.match(stdout, new RegExp(`^${dtype} +${file.replace('.', '\\.')} +\\d+`, 'm'));
   const result = await variantsFile(input, npm, { name: 'model' });
-  assert.deepEqual(result.variants.map((v) => [v.dtype, v.file]), Object.entries(expected));
-  await run(process.execPath, [bin, 'variants', input, '--out', npx, '--name', 'model', '--dtypes', Object.keys(expected).join(',')]);
+  assert.deepEqual(
+    result.variants.map((v) => [v.dtype, v.file]),
+    Object.entries(expected),
+  );
+  await run(process.execPath, [
+    bin,
+    'variants',
+    input,
+    '--out',
+    npx,
+    '--name',
+    'model',
+    '--dtypes',
+    Object.keys(expected).join(','),
+  ]);
   // make_llm keeps its weights in a data file, so each variant does too, named as transformers.js reads it.
-  assert.deepEqual(files(native), Object.values(expected).flatMap((f) => [f, `${f}_data`]).sort());
+  assert.deepEqual(
+    files(native),
+    Object.values(expected)
+      .flatMap((f) => [f, `${f}_data`])
+      .sort(),
+  );
   for (const dir of [npm, npx]) {
     assert.deepEqual(files(dir), files(native));
     for (const f of files(native)) {
-      assert.ok(readFileSync(join(dir, f)).equals(readFileSync(join(native, f))), `${dir}/${f} differs from the native CLI's`);
+      assert.ok(
+        readFileSync(join(dir, f)).equals(readFileSync(join(native, f))),
+        `${dir}/${f} differs from the native CLI's`,
+      );
     }
   }
   const bytes = Object.fromEntries(result.variants.map((v) => [v.dtype, v.bytes]));
-  assert.equal(bytes.fp32, statSync(join(npm, 'model.onnx')).size + statSync(join(npm, 'model.onnx_data')).size);
-  for (const d of ['fp16', 'int8', 'q8']) assert.ok(bytes[d] < 0.6 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
-  for (const d of ['q4', 'q4f16']) assert.ok(bytes[d] < 0.4 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
+  assert.equal(
+    bytes.fp32,
+    statSync(join(npm, 'model.onnx')).size + statSync(join(npm, 'model.onnx_data')).size,
+  );
+  for (const d of ['fp16', 'int8', 'q8'])
+    assert.ok(bytes[d] < 0.6 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
+  for (const d of ['q4', 'q4f16'])
+    assert.ok(bytes[d] < 0.4 * bytes.fp32, `${d}: ${bytes[d]} of ${bytes.fp32} bytes`);
   await assertEquivalent(input, join(native, 'model.onnx'));
   // Every variant loads and runs in ORT; fp16 is within float16's error (float16.test.mjs). The
   // quantized ones' accuracy per mode is quantize.test.mjs's; here only a bound that a broken
@@ -67,7 +150,10 @@ test('variants: native CLI, npm variantsFile and npx onnxfold write the same fil
   for (const [dtype, file] of Object.entries(expected).slice(1)) {
     for (const o of await compareByRange(input, join(native, file))) {
       if (o.nondeterministic) continue;
-      assert.ok(o.rel <= (dtype === 'fp16' ? 1e-2 : 0.5), `${dtype}: output '${o.name}' is off by ${o.rel} of its range`);
+      assert.ok(
+        o.rel <= (dtype === 'fp16' ? 1e-2 : 0.5),
+        `${dtype}: output '${o.name}' is off by ${o.rel} of its range`,
+      );
     }
   }
 });
@@ -75,11 +161,16 @@ test('variants: native CLI, npm variantsFile and npx onnxfold write the same fil
 test('variants: a dtype, a name or a folder that cannot be used is refused, and nothing overwrites the input', async (t) => {
   if (!ready(t)) return;
   const { variants } = await import('onnxfold');
-  await assert.rejects(run(cli, ['variants', model, '--out', join(tmp, 'bad'), '--dtypes', 'fp32,q9']),
-    (e) => e.code === 1 && /unknown dtype 'q9' \(known: fp32, fp16/.test(e.stderr));
+  await assert.rejects(
+    run(cli, ['variants', model, '--out', join(tmp, 'bad'), '--dtypes', 'fp32,q9']),
+    (e) => e.code === 1 && /unknown dtype 'q9' \(known: fp32, fp16/.test(e.stderr),
+  );
   assert.ok(!existsSync(join(tmp, 'bad', 'model.onnx')), 'nothing is written when the plan is refused');
   await assert.rejects(variants(new Uint8Array(8), { dtypes: ['fp32', 'fp32'] }), /dtype 'fp32' given twice/);
-  await assert.rejects(variants(new Uint8Array(8), { name: '../model' }), /must be a file name without a folder/);
+  await assert.rejects(
+    variants(new Uint8Array(8), { name: '../model' }),
+    /must be a file name without a folder/,
+  );
   await assert.rejects(variants(new Uint8Array(8), { dtypes: 'fp16' }), TypeError);
   // The input is the fp32 variant's file name in the output folder: refused, input untouched.
   const dir = join(tmp, 'same');
@@ -88,8 +179,10 @@ test('variants: a dtype, a name or a folder that cannot be used is refused, and 
   const input = join(dir, 'model.onnx');
   copyFileSync(model, input);
   const before = readFileSync(input);
-  await assert.rejects(run(process.execPath, [bin, 'variants', input, '--out', dir]),
-    (e) => e.code === 1 && /variant fp32: .*never overwrites its input/.test(e.stderr));
+  await assert.rejects(
+    run(process.execPath, [bin, 'variants', input, '--out', dir]),
+    (e) => e.code === 1 && /variant fp32: .*never overwrites its input/.test(e.stderr),
+  );
   assert.ok(readFileSync(input).equals(before));
 });
 
@@ -97,13 +190,21 @@ test('external data can be named as transformers.js reads it: <file>_data, <file
   if (!ready(t)) return;
   const { optimize } = await import('onnxfold');
   const { externalData } = await optimize(readFileSync(model), {
-    externalDataThreshold: 1024, externalDataLocation: 'model.onnx_data', externalDataFileLimit: 1 << 20,
+    externalDataThreshold: 1024,
+    externalDataLocation: 'model.onnx_data',
+    externalDataFileLimit: 1 << 20,
     externalDataChunkSeparator: '_',
   });
   const names = Object.keys(externalData).sort();
   assert.ok(names.length >= 3, `several files: ${names}`);
-  assert.deepEqual(names, ['model.onnx_data', ...names.slice(1).map((_, i) => `model.onnx_data_${i + 1}`)].sort());
-  await assert.rejects(optimize(readFileSync(model), { externalDataChunkSeparator: '-' }), /externalDataChunkSeparator: expected '.' or '_'/);
+  assert.deepEqual(
+    names,
+    ['model.onnx_data', ...names.slice(1).map((_, i) => `model.onnx_data_${i + 1}`)].sort(),
+  );
+  await assert.rejects(
+    optimize(readFileSync(model), { externalDataChunkSeparator: '-' }),
+    /externalDataChunkSeparator: expected '.' or '_'/,
+  );
 });
 
 test('npx onnxfold: optimize writes what the native CLI writes; check, info and flags as the CLI', async (t) => {
@@ -112,27 +213,46 @@ test('npx onnxfold: optimize writes what the native CLI writes; check, info and 
   const binOut = join(tmp, 'bin.onnx');
   const report = join(tmp, 'bin.json');
   await run(cli, ['optimize', model, '-o', nativeOut, '-q', '--size-budget', '0']);
-  const { stdout } = await run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--size-budget', '0', '--report', report]);
+  const { stdout } = await run(process.execPath, [
+    bin,
+    'optimize',
+    model,
+    '-o',
+    binOut,
+    '--size-budget',
+    '0',
+    '--report',
+    report,
+  ]);
   assert.match(stdout, /bin\.onnx: \d+ -> \d+ nodes/);
   assert.ok(readFileSync(binOut).equals(readFileSync(nativeOut)), 'the same bytes as the native CLI');
   assert.ok(Array.isArray(JSON.parse(readFileSync(report, 'utf8')).passes), 'the JSON report is written');
   // The report path may not be a file the call reads.
   const copy = join(tmp, 'input-copy.onnx');
   copyFileSync(model, copy);
-  await assert.rejects(run(process.execPath, [bin, 'optimize', copy, '-o', join(tmp, 'x.onnx'), '--report', copy]),
-    (e) => e.code === 1 && /report '.*input-copy\.onnx' is the input model/.test(e.stderr));
+  await assert.rejects(
+    run(process.execPath, [bin, 'optimize', copy, '-o', join(tmp, 'x.onnx'), '--report', copy]),
+    (e) => e.code === 1 && /report '.*input-copy\.onnx' is the input model/.test(e.stderr),
+  );
   assert.ok(readFileSync(copy).equals(readFileSync(model)));
   // Flags: a bad value and an unknown flag are usage errors (2), as in the native CLI.
-  await assert.rejects(run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--size-budget', 'big']),
-    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr));
-  await assert.rejects(run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--no-such-flag']),
-    (e) => e.code === 2 && /no-such-flag/.test(e.stderr));
+  await assert.rejects(
+    run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--size-budget', 'big']),
+    (e) => e.code === 2 && /--size-budget expects an integer/.test(e.stderr),
+  );
+  await assert.rejects(
+    run(process.execPath, [bin, 'optimize', model, '-o', binOut, '--no-such-flag']),
+    (e) => e.code === 2 && /no-such-flag/.test(e.stderr),
+  );
   // check and info: an invalid model exits 1 with the validator's message.
   const bad = join(tmp, 'bad.onnx');
   writeFileSync(bad, Buffer.from([0x08, 0x07, 0x3a, 0x02, 0x0a, 0x00]));
   const { stdout: ok } = await run(process.execPath, [bin, 'check', model]);
   assert.match(ok, /: valid/);
-  await assert.rejects(run(process.execPath, [bin, 'check', bad]), (e) => e.code === 1 && /onnxfold: error: /.test(e.stderr));
+  await assert.rejects(
+    run(process.execPath, [bin, 'check', bad]),
+    (e) => e.code === 1 && /onnxfold: error: /.test(e.stderr),
+  );
   const { stdout: info } = await run(process.execPath, [bin, 'info', model, '--json']);
   const { stdout: nativeInfo } = await run(cli, ['info', model, '--json']);
   assert.deepEqual(JSON.parse(info), JSON.parse(nativeInfo));
@@ -151,7 +271,9 @@ test('variants: every variant of every shared float model loads and runs in ORT,
   if (!ready(t)) return;
   const { variantSchema } = await import('onnxfold');
   const schema = await variantSchema();
-  const models = readdirSync(modelsDir).filter((f) => f.endsWith('.onnx') && !f.includes('.qdq_')).sort();
+  const models = readdirSync(modelsDir)
+    .filter((f) => f.endsWith('.onnx') && !f.includes('.qdq_'))
+    .sort();
   assert.ok(models.length >= 8, `shared float models: ${models}`);
   const worst = {};
   for (const m of models) {

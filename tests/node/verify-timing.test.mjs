@@ -3,12 +3,26 @@
 // (tests/browser/verify-timings.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TIMING, compareSpeed, describeTimings, fmtMs, fmtRange, fmtRatio, moreLoads, moreRuns, repsFor,
-  speedWords, summarize } from '../../web/src/verify-timing.js';
+import {
+  TIMING,
+  compareSpeed,
+  describeTimings,
+  fmtMs,
+  fmtRange,
+  fmtRatio,
+  moreLoads,
+  moreRuns,
+  repsFor,
+  speedWords,
+  summarize,
+} from '../../web/src/verify-timing.js';
 
 test('summarize: median, quartiles (linear between ranks) and range, times kept in order', () => {
   const s = summarize([5, 1, 4, 2, 3]);
-  assert.deepEqual({ ...s, times: undefined }, { n: 5, median: 3, q1: 2, q3: 4, min: 1, max: 5, times: undefined });
+  assert.deepEqual(
+    { ...s, times: undefined },
+    { n: 5, median: 3, q1: 2, q3: 4, min: 1, max: 5, times: undefined },
+  );
   assert.deepEqual(s.times, [5, 1, 4, 2, 3]);
   assert.equal(summarize([1, 2, 3, 4]).median, 2.5);
   assert.equal(summarize([1, 2, 3, 4]).q1, 1.75);
@@ -30,7 +44,8 @@ test('how many: at least minRuns, then within the budget, at most maxRuns; loads
   assert.equal(repsFor(0), TIMING.maxReps);
 });
 
-const times = (median, spread, n = 9) => summarize(Array.from({ length: n }, (_, i) => median + spread * (i / (n - 1) - 0.5)));
+const times = (median, spread, n = 9) =>
+  summarize(Array.from({ length: n }, (_, i) => median + spread * (i / (n - 1) - 0.5)));
 
 test('compareSpeed: faster, slower, same within noise, same when the ratio shows as 1.00', () => {
   const fast = compareSpeed(times(40, 4), times(10, 1));
@@ -46,13 +61,23 @@ test('compareSpeed: faster, slower, same within noise, same when the ratio shows
   const exact = compareSpeed(times(10.001, 0), times(10, 0));
   assert.deepEqual([exact.verdict, exact.withinNoise], ['same', false]);
   assert.equal(speedWords(exact), 'same speed');
-  assert.equal(compareSpeed(times(5, 2, 3), times(3, 0.5, 3)).noise, 'range', 'fewer than 5 times: the range');
+  assert.equal(
+    compareSpeed(times(5, 2, 3), times(3, 0.5, 3)).noise,
+    'range',
+    'fewer than 5 times: the range',
+  );
   const once = compareSpeed(summarize([20]), summarize([10]));
   assert.deepEqual([once.noise, once.verdict], ['none', 'faster']);
 });
 
 test('formatting', () => {
-  assert.deepEqual([0.4123, 1.5, 12.14, 412.4, 1234].map(fmtMs), ['0.412 ms', '1.50 ms', '12.1 ms', '412 ms', '1.23 s']);
+  assert.deepEqual([0.4123, 1.5, 12.14, 412.4, 1234].map(fmtMs), [
+    '0.412 ms',
+    '1.50 ms',
+    '12.1 ms',
+    '412 ms',
+    '1.23 s',
+  ]);
   assert.equal(fmtRange(11.94, 12.41), '11.9–12.4 ms');
   assert.equal(fmtRange(980, 1210), '0.98–1.21 s');
   assert.deepEqual([1.034, 4.21, 12.4].map(fmtRatio), ['1.03', '4.2', '12']);
@@ -67,10 +92,15 @@ test('describeTimings: the lines the page shows', () => {
     run: { original: run(12.1, 0.5), optimized: run(12.0, 0.5) },
   });
   assert.equal(note, '');
-  assert.equal(lines[0].text,
-    'Load: 412 ms → 98.0 ms (4.2x faster; median of 3 loads each; range 405–420 ms → 95.0–101 ms).');
-  assert.equal(lines[1].text, 'Run: median 12.1 ms → 12.0 ms over 20 runs each (same speed, within noise; ' +
-    'interquartile range 12.0–12.2 ms → 11.9–12.1 ms; first run after loading 30.1 ms → 25.2 ms).');
+  assert.equal(
+    lines[0].text,
+    'Load: 412 ms → 98.0 ms (4.2x faster; median of 3 loads each; range 405–420 ms → 95.0–101 ms).',
+  );
+  assert.equal(
+    lines[1].text,
+    'Run: median 12.1 ms → 12.0 ms over 20 runs each (same speed, within noise; ' +
+      'interquartile range 12.0–12.2 ms → 11.9–12.1 ms; first run after loading 30.1 ms → 25.2 ms).',
+  );
 });
 
 test('describeTimings: one load each, timed one after the other', () => {
@@ -78,12 +108,20 @@ test('describeTimings: one load each, timed one after the other', () => {
     mode: 'apart',
     load: { original: summarize([2400]), optimized: summarize([600]) },
     firstRun: { original: summarize([900]), optimized: summarize([850]) },
-    run: { original: { ...summarize([0.2, 0.21, 0.2, 0.19, 0.2]), reps: 10 },
-      optimized: { ...summarize([0.3, 0.31, 0.3, 0.29, 0.3, 0.3]), reps: 7 } },
+    run: {
+      original: { ...summarize([0.2, 0.21, 0.2, 0.19, 0.2]), reps: 10 },
+      optimized: { ...summarize([0.3, 0.31, 0.3, 0.29, 0.3, 0.3]), reps: 7 },
+    },
   });
-  assert.equal(lines[0].text, 'Load: 2.40 s → 600 ms (4.0x faster; one load each; no estimate of the noise).');
-  assert.equal(lines[1].text, 'Run: median 0.200 ms → 0.300 ms over 5 and 6 runs (1.50x slower; interquartile ' +
-    'range 0.200–0.200 ms → 0.300–0.300 ms; each time the mean of 10 and 7 runs in a row; first run after ' +
-    'loading 900 ms → 850 ms).');
+  assert.equal(
+    lines[0].text,
+    'Load: 2.40 s → 600 ms (4.0x faster; one load each; no estimate of the noise).',
+  );
+  assert.equal(
+    lines[1].text,
+    'Run: median 0.200 ms → 0.300 ms over 5 and 6 runs (1.50x slower; interquartile ' +
+      'range 0.200–0.200 ms → 0.300–0.300 ms; each time the mean of 10 and 7 runs in a row; first run after ' +
+      'loading 900 ms → 850 ms).',
+  );
   assert.match(note, /one after the other/);
 });

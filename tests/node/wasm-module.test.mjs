@@ -14,14 +14,29 @@ const modulePath = process.env.ONNXFOLD_WASM_MODULE
   : resolve(repoRoot, 'dist', 'onnxfold.mjs');
 
 test('wasm module: loads under node and instantiates', async (t) => {
-  if (!need(t, existsSync(modulePath), `${modulePath} not built (cmake --preset wasm && cmake --build --preset wasm)`)) return;
+  if (
+    !need(
+      t,
+      existsSync(modulePath),
+      `${modulePath} not built (cmake --preset wasm && cmake --build --preset wasm)`,
+    )
+  )
+    return;
   const { default: createOnnxfold } = await import(pathToFileURL(modulePath).href);
   assert.equal(typeof createOnnxfold, 'function');
   const M = await createOnnxfold();
   assert.equal(typeof M, 'object');
   assert.ok(M.HEAPU8 === undefined || M.HEAPU8 instanceof Uint8Array);
-  // The Embind surface js/index.js relies on (wasm-bindings/bindings.cpp).
-  for (const name of ['optimize', 'inspect', 'validate', 'version', 'passes', 'optionSchema', 'variantPlan']) {
+  // The Embind surface js/ relies on (wasm-bindings/bindings.cpp).
+  for (const name of [
+    'optimize',
+    'inspect',
+    'validate',
+    'version',
+    'passes',
+    'optionSchema',
+    'variantPlan',
+  ]) {
     assert.equal(typeof M[name], 'function', `Embind function ${name}`);
   }
   assert.match(M.version(), /^\d+\.\d+\.\d+/);

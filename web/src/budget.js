@@ -43,18 +43,25 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
     $('#budget-points tbody').replaceChildren();
     $('#budget-table').hidden = true;
     if (!model) return;
-    const notes = (result.report.not_folded ?? []).filter((n) => Number.isFinite(n.would_add_bytes) && n.would_add_bytes >= 0);
+    const notes = (result.report.not_folded ?? []).filter(
+      (n) => Number.isFinite(n.would_add_bytes) && n.would_add_bytes >= 0,
+    );
     const refused = notes.map((n) => n.would_add_bytes);
     const removes = notes.map((n) => n.would_remove_nodes).filter(Number.isFinite);
-    const point = { budget: options.sizeBudget ?? 1024, bytes: outputBytes(result),
-      nodes: result.report.after?.nodes ?? 0, current: true };
+    const point = {
+      budget: options.sizeBudget ?? 1024,
+      bytes: outputBytes(result),
+      nodes: result.report.after?.nodes ?? 0,
+      current: true,
+    };
     base = { model, options, point, refused };
     $('#budget-explore').disabled = refused.length === 0;
-    status.textContent = refused.length === 0
-      ? 'The size budget refused no fold: a larger budget would change nothing.'
-      : `The size budget refused ${refused.length} fold${refused.length > 1 ? 's' : ''}, ` +
-        `each adding ${humanBytes(Math.min(...refused))} to ${humanBytes(Math.max(...refused))}` +
-        (removes.length ? ` and removing ${Math.min(...removes)} to ${Math.max(...removes)} nodes.` : '.');
+    status.textContent =
+      refused.length === 0
+        ? 'The size budget refused no fold: a larger budget would change nothing.'
+        : `The size budget refused ${refused.length} fold${refused.length > 1 ? 's' : ''}, ` +
+          `each adding ${humanBytes(Math.min(...refused))} to ${humanBytes(Math.max(...refused))}` +
+          (removes.length ? ` and removing ${Math.min(...removes)} to ${Math.max(...removes)} nodes.` : '.');
   }
 
   async function explore() {
@@ -69,7 +76,8 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
       for (const [i, budget] of budgets.entries()) {
         status.textContent = `Optimizing at budget ${budget} bytes (${i + 1} of ${budgets.length})…`;
         const result = await client.call('optimize', {
-          bytes: model.bytes, externalData: model.externalData,
+          bytes: model.bytes,
+          externalData: model.externalData,
           options: { ...options, sizeBudget: budget, constructorBudget: budget },
         });
         if (getModel() !== model) return; // another model was loaded meanwhile
@@ -96,8 +104,11 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
   // down nodes saved. Each point is a button too (keyboard, screen readers); the table says
   // the same in words.
   function render(points) {
-    const w = 560, h = 240, pad = 48;
-    const xs = points.map((p) => p.bytes), ys = points.map((p) => p.nodes);
+    const w = 560,
+      h = 240,
+      pad = 48;
+    const xs = points.map((p) => p.bytes),
+      ys = points.map((p) => p.nodes);
     const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
     const [y0, y1] = [Math.min(...ys), Math.max(...ys)];
     const sx = (v) => pad + (x1 > x0 ? ((v - x0) / (x1 - x0)) * (w - 2 * pad) : (w - 2 * pad) / 2);
@@ -108,31 +119,55 @@ export function setupBudget({ client, getModel, readOptions, setBudget, run }) {
       if (text) e.textContent = text;
       return e;
     };
-    const svg = node('svg', { viewBox: `0 0 ${w} ${h}`, role: 'group',
-      'aria-label': 'Nodes left against output size, one point per budget' });
+    const svg = node('svg', {
+      viewBox: `0 0 ${w} ${h}`,
+      role: 'group',
+      'aria-label': 'Nodes left against output size, one point per budget',
+    });
     svg.append(
       node('line', { x1: pad, y1: h - pad, x2: w - pad, y2: h - pad, class: 'axis' }),
       node('line', { x1: pad, y1: pad, x2: pad, y2: h - pad, class: 'axis' }),
       node('text', { x: w / 2, y: h - 10, 'text-anchor': 'middle' }, 'output size'),
-      node('text', { x: 12, y: h / 2, transform: `rotate(-90 12 ${h / 2})`, 'text-anchor': 'middle' }, 'nodes'),
+      node(
+        'text',
+        { x: 12, y: h / 2, transform: `rotate(-90 12 ${h / 2})`, 'text-anchor': 'middle' },
+        'nodes',
+      ),
       node('text', { x: pad, y: h - pad + 16 }, humanBytes(x0)),
       node('text', { x: w - pad, y: h - pad + 16, 'text-anchor': 'end' }, humanBytes(x1)),
       node('text', { x: pad - 6, y: h - pad, 'text-anchor': 'end' }, String(y0)),
-      node('text', { x: pad - 6, y: pad + 4, 'text-anchor': 'end' }, String(y1)));
+      node('text', { x: pad - 6, y: pad + 4, 'text-anchor': 'end' }, String(y1)),
+    );
     const sorted = [...points].sort((a, b) => a.budget - b.budget);
-    svg.append(node('polyline', { class: 'curve',
-      points: sorted.map((p) => `${sx(p.bytes)},${sy(p.nodes)}`).join(' ') }));
+    svg.append(
+      node('polyline', {
+        class: 'curve',
+        points: sorted.map((p) => `${sx(p.bytes)},${sy(p.nodes)}`).join(' '),
+      }),
+    );
     const tbody = $('#budget-points tbody');
     tbody.replaceChildren();
     for (const p of sorted) {
       const label = `budget ${p.budget} bytes: ${p.nodes} nodes, ${humanBytes(p.bytes)}`;
-      const dot = node('circle', { cx: sx(p.bytes), cy: sy(p.nodes), r: 7, tabindex: 0, role: 'button',
-        class: p.current ? 'point current' : 'point', 'aria-label': `Optimize with ${label}`,
-        'data-budget': p.budget, 'data-bytes': p.bytes, 'data-nodes': p.nodes });
+      const dot = node('circle', {
+        cx: sx(p.bytes),
+        cy: sy(p.nodes),
+        r: 7,
+        tabindex: 0,
+        role: 'button',
+        class: p.current ? 'point current' : 'point',
+        'aria-label': `Optimize with ${label}`,
+        'data-budget': p.budget,
+        'data-bytes': p.bytes,
+        'data-nodes': p.nodes,
+      });
       dot.append(node('title', {}, label));
       dot.addEventListener('click', () => pick(p));
       dot.addEventListener('keydown', (ev) => {
-        if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(p); }
+        if (ev.key === 'Enter' || ev.key === ' ') {
+          ev.preventDefault();
+          pick(p);
+        }
       });
       svg.append(dot);
       const use = document.createElement('button');

@@ -12,6 +12,10 @@ self.onmessage = async ({ data: { id, op, args } }) => {
     const value = await elk.layout(args.graph);
     self.postMessage({ id, type: 'result', value });
   } catch (e) {
-    self.postMessage({ id, type: 'error', error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });
+    self.postMessage({
+      id,
+      type: 'error',
+      error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) },
+    });
   }
 };

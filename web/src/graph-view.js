@@ -75,14 +75,20 @@ export function setupGraphView({ client, getNotFolded }) {
   let token = 0; // the latest render; older ones drop their results
   const laidOut = new Map(); // 'before' | 'after' -> elk result
 
-  const side = () => (box.querySelector('input[name="graph-side"]:checked')?.value ?? 'before');
+  const side = () => box.querySelector('input[name="graph-side"]:checked')?.value ?? 'before';
   const byModule = () => $('#graph-by-module').checked;
-  const setStatus = (text) => { status.textContent = text; };
+  const setStatus = (text) => {
+    status.textContent = text;
+  };
 
   async function fetchViews() {
     if (views) return views;
     const options = { nodeLimit: NODE_LIMIT };
-    const before = await client.call('graph', { bytes: source.before.bytes, externalData: source.before.externalData, options });
+    const before = await client.call('graph', {
+      bytes: source.before.bytes,
+      externalData: source.before.externalData,
+      options,
+    });
     const after = await client.call('graph', { bytes: source.after.bytes, externalData: {}, options });
     views = { before, after };
     return views;
@@ -101,9 +107,11 @@ export function setupGraphView({ client, getNotFolded }) {
       const other = which === 'before' ? after : before;
       if (view.level === 'modules' || byModule()) {
         renderModules(view);
-        setStatus(view.level === 'modules'
-          ? `${view.nodes_total} nodes: above ${view.node_limit}, shown by module.`
-          : `${view.nodes_total} nodes, by module.`);
+        setStatus(
+          view.level === 'modules'
+            ? `${view.nodes_total} nodes: above ${view.node_limit}, shown by module.`
+            : `${view.nodes_total} nodes, by module.`,
+        );
         return;
       }
       const otherIds = other.nodes ? new Map(other.nodes.map((n) => [n.id, n])) : null;
@@ -115,9 +123,13 @@ export function setupGraphView({ client, getNotFolded }) {
       renderSvg(view, laidOut.get(which), which, otherIds, new Set(other.initializers ?? []));
       const marked = canvas.querySelectorAll(which === 'before' ? '.gnode.removed' : '.gnode.added').length;
       const rewritten = canvas.querySelectorAll('.gnode.rewritten').length;
-      setStatus(`${which === 'before' ? 'Before' : 'After'}: ${view.nodes.length} nodes; ` +
-        (which === 'before' ? `${marked} removed by the optimizer (marked).` : `${marked} new (marked).`) +
-        (rewritten ? ` ${rewritten} rewritten in place (another op, or other weights: fused or a pooled constant).` : ''));
+      setStatus(
+        `${which === 'before' ? 'Before' : 'After'}: ${view.nodes.length} nodes; ` +
+          (which === 'before' ? `${marked} removed by the optimizer (marked).` : `${marked} new (marked).`) +
+          (rewritten
+            ? ` ${rewritten} rewritten in place (another op, or other weights: fused or a pooled constant).`
+            : ''),
+      );
     } catch (e) {
       if (mine !== token) return;
       setStatus(`No graph: ${e.message}`);
@@ -128,11 +140,16 @@ export function setupGraphView({ client, getNotFolded }) {
 
   let transform = { x: 0, y: 0, k: 1 };
   let viewport = null;
-  const apply = () => viewport?.setAttribute('transform', `translate(${transform.x},${transform.y}) scale(${transform.k})`);
+  const apply = () =>
+    viewport?.setAttribute('transform', `translate(${transform.x},${transform.y}) scale(${transform.k})`);
 
   function zoomAt(factor, cx, cy) {
     const k = Math.min(4, Math.max(0.05, transform.k * factor));
-    transform = { k, x: cx - ((cx - transform.x) * k) / transform.k, y: cy - ((cy - transform.y) * k) / transform.k };
+    transform = {
+      k,
+      x: cx - ((cx - transform.x) * k) / transform.k,
+      y: cy - ((cy - transform.y) * k) / transform.k,
+    };
     apply();
   }
 
@@ -143,7 +160,8 @@ export function setupGraphView({ client, getNotFolded }) {
     // input, centred.
     const k = Math.max(0.6, Math.min(1, w / (root.width + 20), h / (root.height + 20)));
     const first = (root.children ?? []).find((c) => c.id === 'i0') ?? root.children?.[0];
-    const x = root.width * k <= w - 20 || !first ? (w - root.width * k) / 2 : w / 2 - (first.x + first.width / 2) * k;
+    const x =
+      root.width * k <= w - 20 || !first ? (w - root.width * k) / 2 : w / 2 - (first.x + first.width / 2) * k;
     transform = { k, x, y: 10 - (root.height * k > h && first ? first.y * k : 0) };
     apply();
   }
@@ -169,11 +187,24 @@ export function setupGraphView({ client, getNotFolded }) {
     for (const e of root.edges ?? []) {
       for (const sec of e.sections ?? []) {
         const pts = [sec.startPoint, ...(sec.bendPoints ?? []), sec.endPoint];
-        edgesG.append(svg('path', { d: `M${pts.map((p) => `${p.x},${p.y}`).join('L')}`, 'marker-end': 'url(#graph-arrow)' }));
+        edgesG.append(
+          svg('path', {
+            d: `M${pts.map((p) => `${p.x},${p.y}`).join('L')}`,
+            'marker-end': 'url(#graph-arrow)',
+          }),
+        );
       }
     }
     const defs = svg('defs');
-    const marker = svg('marker', { id: 'graph-arrow', viewBox: '0 0 6 6', refX: 6, refY: 3, markerWidth: 6, markerHeight: 6, orient: 'auto' });
+    const marker = svg('marker', {
+      id: 'graph-arrow',
+      viewBox: '0 0 6 6',
+      refX: 6,
+      refY: 3,
+      markerWidth: 6,
+      markerHeight: 6,
+      orient: 'auto',
+    });
     marker.append(svg('path', { d: 'M0,0L6,3L0,6z' }));
     defs.append(marker);
     s.prepend(defs);
@@ -214,7 +245,9 @@ export function setupGraphView({ client, getNotFolded }) {
       // value (its producer was removed) is not.
       const rewritten = Boolean(twin) && (twin.op !== n.op || weights(twin) !== weights(n));
       const cls = `gnode op${changed ? (which === 'before' ? ' removed' : ' added') : ''}${rewritten ? ' rewritten' : ''}`;
-      addBox(`n${i}`, n.op, cls, `${n.op} ${n.name || n.id}`, () => showNode(view, n, which, changed, rewritten));
+      addBox(`n${i}`, n.op, cls, `${n.op} ${n.name || n.id}`, () =>
+        showNode(view, n, which, changed, rewritten),
+      );
     });
     canvas.classList.remove('modules');
     canvas.replaceChildren(s);
@@ -224,23 +257,54 @@ export function setupGraphView({ client, getNotFolded }) {
   function showNode(view, n, which, changed, rewritten) {
     const typeOf = (v) => view.values?.[v] ?? '?';
     const inits = new Set(view.initializers ?? []);
-    const state = changed ? (which === 'before' ? 'removed by the optimizer' : 'new (made by the optimizer)')
-      : rewritten ? 'rewritten by the optimizer (another op, or other weights: fused or a pooled constant)' : 'kept';
-    const rows = (names, isInput) => names.map((v) => el('tr', {},
-      el('td', { class: 'mono', text: v || '(none)' }), el('td', { class: 'mono', text: v ? typeOf(v) : '' }),
-      el('td', { text: isInput && inits.has(v) ? 'initializer' : '' })));
+    const state = changed
+      ? which === 'before'
+        ? 'removed by the optimizer'
+        : 'new (made by the optimizer)'
+      : rewritten
+        ? 'rewritten by the optimizer (another op, or other weights: fused or a pooled constant)'
+        : 'kept';
+    const rows = (names, isInput) =>
+      names.map((v) =>
+        el(
+          'tr',
+          {},
+          el('td', { class: 'mono', text: v || '(none)' }),
+          el('td', { class: 'mono', text: v ? typeOf(v) : '' }),
+          el('td', { text: isInput && inits.has(v) ? 'initializer' : '' }),
+        ),
+      );
     const attrs = Object.entries(n.attributes ?? {});
     const note = !changed ? (getNotFolded() ?? []).find((x) => x.node && x.node === n.name) : null;
     canvas.querySelectorAll('.gnode.selected').forEach((g) => g.classList.remove('selected'));
-    details.replaceChildren(...[
-      el('h4', {}, el('span', { class: 'mono', text: n.name || n.id }), ` ${n.op}${n.domain ? ` (${n.domain})` : ''}`),
-      el('p', { class: 'muted', text: `${state}; module ${n.module || '(model)'}` }),
-      note ? el('p', { class: 'not-folded', text: `Not folded: ${note.reason}` }) : null,
-      attrs.length ? el('table', {}, el('caption', { text: 'Attributes' }),
-        el('tbody', {}, ...attrs.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { class: 'mono', text: v }))))) : null,
-      el('table', {}, el('caption', { text: 'Inputs' }), el('tbody', {}, ...rows(n.inputs, true))),
-      el('table', {}, el('caption', { text: 'Outputs' }), el('tbody', {}, ...rows(n.outputs, false))),
-    ].filter(Boolean));
+    details.replaceChildren(
+      ...[
+        el(
+          'h4',
+          {},
+          el('span', { class: 'mono', text: n.name || n.id }),
+          ` ${n.op}${n.domain ? ` (${n.domain})` : ''}`,
+        ),
+        el('p', { class: 'muted', text: `${state}; module ${n.module || '(model)'}` }),
+        note ? el('p', { class: 'not-folded', text: `Not folded: ${note.reason}` }) : null,
+        attrs.length
+          ? el(
+              'table',
+              {},
+              el('caption', { text: 'Attributes' }),
+              el(
+                'tbody',
+                {},
+                ...attrs.map(([k, v]) =>
+                  el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { class: 'mono', text: v })),
+                ),
+              ),
+            )
+          : null,
+        el('table', {}, el('caption', { text: 'Inputs' }), el('tbody', {}, ...rows(n.inputs, true))),
+        el('table', {}, el('caption', { text: 'Outputs' }), el('tbody', {}, ...rows(n.outputs, false))),
+      ].filter(Boolean),
+    );
   }
 
   // --- Module boxes
@@ -256,15 +320,31 @@ export function setupGraphView({ client, getNotFolded }) {
     const boxFor = (m, depth) => {
       const ops = Object.entries(m.ops ?? {}).sort((a, b) => b[1] - a[1]);
       const title = `${m.name || '(model)'}${m.class ? ` ${m.class}` : ''}`;
-      return el('details', { class: 'gmod', open: depth < 1 },
-        el('summary', {}, el('span', { class: 'mono', text: title }),
-          el('span', { class: 'muted', text: ` ${m.nodes} node${m.nodes === 1 ? '' : 's'}, ${humanBytes(m.param_bytes)}` })),
-        el('div', { class: 'gops' }, ...ops.map(([op, c]) => el('span', { class: 'gop', text: `${op} ×${c}` }))),
-        ...(kids.get(m.path) ?? []).map((k) => boxFor(k, depth + 1)));
+      return el(
+        'details',
+        { class: 'gmod', open: depth < 1 },
+        el(
+          'summary',
+          {},
+          el('span', { class: 'mono', text: title }),
+          el('span', {
+            class: 'muted',
+            text: ` ${m.nodes} node${m.nodes === 1 ? '' : 's'}, ${humanBytes(m.param_bytes)}`,
+          }),
+        ),
+        el(
+          'div',
+          { class: 'gops' },
+          ...ops.map(([op, c]) => el('span', { class: 'gop', text: `${op} ×${c}` })),
+        ),
+        ...(kids.get(m.path) ?? []).map((k) => boxFor(k, depth + 1)),
+      );
     };
     const root = view.modules.find((m) => m.parent === null);
     canvas.classList.add('modules');
-    canvas.replaceChildren(el('div', { class: 'gmods' }, root ? boxFor(root, 0) : el('p', { text: 'No modules.' })));
+    canvas.replaceChildren(
+      el('div', { class: 'gmods' }, root ? boxFor(root, 0) : el('p', { text: 'No modules.' })),
+    );
   }
 
   // --- Controls
@@ -280,13 +360,19 @@ export function setupGraphView({ client, getNotFolded }) {
     transform = { ...transform, x: ev.clientX - drag.x, y: ev.clientY - drag.y };
     apply();
   });
-  canvas.addEventListener('pointerup', () => { drag = null; });
-  canvas.addEventListener('wheel', (ev) => {
-    if (!viewport) return;
-    ev.preventDefault();
-    const r = canvas.getBoundingClientRect();
-    zoomAt(ev.deltaY < 0 ? 1.15 : 1 / 1.15, ev.clientX - r.left, ev.clientY - r.top);
-  }, { passive: false });
+  canvas.addEventListener('pointerup', () => {
+    drag = null;
+  });
+  canvas.addEventListener(
+    'wheel',
+    (ev) => {
+      if (!viewport) return;
+      ev.preventDefault();
+      const r = canvas.getBoundingClientRect();
+      zoomAt(ev.deltaY < 0 ? 1.15 : 1 / 1.15, ev.clientX - r.left, ev.clientY - r.top);
+    },
+    { passive: false },
+  );
   const center = () => [canvas.clientWidth / 2, canvas.clientHeight / 2];
   $('#graph-zoom-in').addEventListener('click', () => viewport && zoomAt(1.25, ...center()));
   $('#graph-zoom-out').addEventListener('click', () => viewport && zoomAt(1 / 1.25, ...center()));
@@ -301,7 +387,10 @@ export function setupGraphView({ client, getNotFolded }) {
   return {
     /** A new result: the view shows `model` (the input) and `result.model` once opened. */
     setResult(model, result) {
-      source = { before: { bytes: model.bytes, externalData: model.externalData }, after: { bytes: result.model } };
+      source = {
+        before: { bytes: model.bytes, externalData: model.externalData },
+        after: { bytes: result.model },
+      };
       views = null;
       laidOut.clear();
       token++;

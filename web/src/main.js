@@ -23,7 +23,12 @@ const client = new WorkerClient('./worker.js', 'onnxfold', 'optimizer');
 // or without one, and results are then held in memory. Never awaited by a run: a run (and a
 // cancel right after it) must start at once.
 let tab = null;
-openTab().then((id) => { tab = id; }, () => {});
+openTab().then(
+  (id) => {
+    tab = id;
+  },
+  () => {},
+);
 const verify = setupVerify();
 let lastRunOptions = null; // what the shown result was optimized with
 let renderedOptions = []; // the "All options" fields, from optionSchema() (option-fields.js)
@@ -46,7 +51,6 @@ const graphView = setupGraphView({ client, getNotFolded: () => lastReport?.not_f
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-
 const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 1)} ms`);
 const pct = (a, b) => (a ? `${(((b - a) / a) * 100).toFixed(1)}%` : '');
 const baseName = (name) => name.replace(/\.onnx$/i, '');
@@ -59,7 +63,8 @@ function setState(state) {
 function setStatus(text, fraction) {
   $('#status').textContent = text;
   const p = $('#progress');
-  if (fraction === undefined) p.removeAttribute('value');  // indeterminate
+  if (fraction === undefined)
+    p.removeAttribute('value'); // indeterminate
   else p.value = Math.max(0, Math.min(1, fraction));
 }
 
@@ -88,7 +93,8 @@ function pickModel(files) {
   const list = [...files];
   if (!list.length) return null;
   const onnx = list.filter((f) => /\.onnx$/i.test(f.name));
-  if (onnx.length > 1) throw new Error(`Pick one .onnx model at a time (got ${onnx.map((f) => f.name).join(', ')}).`);
+  if (onnx.length > 1)
+    throw new Error(`Pick one .onnx model at a time (got ${onnx.map((f) => f.name).join(', ')}).`);
   if (!onnx.length && current) {
     // Only data files: they are the current model's external data, added after the fact.
     const externalData = { ...current.externalData };
@@ -111,9 +117,15 @@ async function loadModel(model) {
   const info = $('#model-info');
   info.hidden = false;
   const extra = Object.keys(model.externalData);
-  info.replaceChildren(el('p', {},
-    el('strong', { text: model.name }), ` ${humanBytes(model.bytes.size)}`,
-    extra.length ? ` + external data: ${extra.join(', ')}` : ''));
+  info.replaceChildren(
+    el(
+      'p',
+      {},
+      el('strong', { text: model.name }),
+      ` ${humanBytes(model.bytes.size)}`,
+      extra.length ? ` + external data: ${extra.join(', ')}` : '',
+    ),
+  );
   document.body.dataset.model = model.name;
   document.body.dataset.loads = String(Number(document.body.dataset.loads ?? 0) + 1);
   $('#run').disabled = false;
@@ -141,15 +153,24 @@ async function loadModel(model) {
 
 function describeSummary(s) {
   const io = (vs) => vs.map((v) => `${v.name}: ${v.type}`).join(', ') || '–';
-  const opsets = Object.entries(s.opsets ?? {}).map(([d, v]) => `${d || 'ai.onnx'} ${v}`).join(', ');
-  return el('dl', { class: 'facts' },
-    el('dt', { text: 'nodes' }), el('dd', { text: String(s.nodes) }),
+  const opsets = Object.entries(s.opsets ?? {})
+    .map(([d, v]) => `${d || 'ai.onnx'} ${v}`)
+    .join(', ');
+  return el(
+    'dl',
+    { class: 'facts' },
+    el('dt', { text: 'nodes' }),
+    el('dd', { text: String(s.nodes) }),
     el('dt', { text: 'initializers' }),
     el('dd', { text: `${s.initializers} (${humanBytes(s.initializer_bytes)})` }),
-    el('dt', { text: 'inputs' }), el('dd', { text: io(s.inputs ?? []) }),
-    el('dt', { text: 'outputs' }), el('dd', { text: io(s.outputs ?? []) }),
-    el('dt', { text: 'opsets' }), el('dd', { text: opsets || '–' }),
-    s.producer ? [el('dt', { text: 'producer' }), el('dd', { text: s.producer })] : null);
+    el('dt', { text: 'inputs' }),
+    el('dd', { text: io(s.inputs ?? []) }),
+    el('dt', { text: 'outputs' }),
+    el('dd', { text: io(s.outputs ?? []) }),
+    el('dt', { text: 'opsets' }),
+    el('dd', { text: opsets || '–' }),
+    s.producer ? [el('dt', { text: 'producer' }), el('dd', { text: s.producer })] : null,
+  );
 }
 
 async function loadSample() {
@@ -177,13 +198,23 @@ function renderPasses({ available, default: defaults }) {
   const order = [...defaults, ...available.filter((p) => !defaults.includes(p))];
   for (const name of order) {
     const id = `pass-${name}`;
-    fs.append(el('div', { class: 'check' },
-      el('input', { type: 'checkbox', id, name: 'pass', value: name, checked: defaults.includes(name) }),
-      el('label', { for: id, text: name })));
+    fs.append(
+      el(
+        'div',
+        { class: 'check' },
+        el('input', { type: 'checkbox', id, name: 'pass', value: name, checked: defaults.includes(name) }),
+        el('label', { for: id, text: name }),
+      ),
+    );
   }
-  fs.append(el('p', { class: 'actions small' },
-    el('button', { type: 'button', id: 'passes-default', text: 'Default pipeline' }),
-    el('button', { type: 'button', id: 'passes-none', text: 'None' })));
+  fs.append(
+    el(
+      'p',
+      { class: 'actions small' },
+      el('button', { type: 'button', id: 'passes-default', text: 'Default pipeline' }),
+      el('button', { type: 'button', id: 'passes-none', text: 'None' }),
+    ),
+  );
   $('#passes-default').onclick = () => {
     for (const c of fs.querySelectorAll('input[name=pass]')) c.checked = defaults.includes(c.value);
   };
@@ -208,7 +239,10 @@ function readOptions() {
   whole('#size-budget', 'sizeBudget', 'Size budget (bytes)');
   whole('#constructor-budget', 'constructorBudget', 'Constructor budget (bytes)');
   whole('#growth-budget', 'growthBudget', 'Growth budget (%)');
-  const preserve = $('#preserve').value.split(',').map((s) => s.trim()).filter(Boolean);
+  const preserve = $('#preserve')
+    .value.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (preserve.length) options.preserve = preserve;
   const quant = $('#quant').value;
   if (quant) options.quant = quant;
@@ -290,8 +324,13 @@ function run() {
   document.body.dataset.runOptions = JSON.stringify(options); // what optimize() got, for the tests
   // The job replaces the files the shown downloads read.
   $('#downloads').replaceChildren();
-  const args = { bytes: current.bytes, options, externalData: current.externalData, tree: true,
-    spill: spillTo('optimize') };
+  const args = {
+    bytes: current.bytes,
+    options,
+    externalData: current.externalData,
+    tree: true,
+    spill: spillTo('optimize'),
+  };
   runJob('optimize', args, renderReport);
 }
 
@@ -305,13 +344,19 @@ function split() {
     const box = $('#split-result');
     box.hidden = false;
     box.replaceChildren(
-      el('p', { text: report.nothing_to_split
-        ? `Nothing to split: ${report.nothing_to_split}. prep is empty; main is the model.`
-        : `${report.original_nodes} nodes → prep ${report.prep_nodes} + main ${report.main_nodes}; ` +
-          `${report.values?.length ?? 0} values passed from prep to main (${humanBytes(report.value_bytes)}).` }),
-      el('p', { class: 'actions' },
+      el('p', {
+        text: report.nothing_to_split
+          ? `Nothing to split: ${report.nothing_to_split}. prep is empty; main is the model.`
+          : `${report.original_nodes} nodes → prep ${report.prep_nodes} + main ${report.main_nodes}; ` +
+            `${report.values?.length ?? 0} values passed from prep to main (${humanBytes(report.value_bytes)}).`,
+      }),
+      el(
+        'p',
+        { class: 'actions' },
         downloadLink('download-prep', `${base}.prep.onnx`, prep, false),
-        downloadLink('download-main', `${base}.main.onnx`, main, false)));
+        downloadLink('download-main', `${base}.main.onnx`, main, false),
+      ),
+    );
   });
 }
 
@@ -319,9 +364,23 @@ function split() {
 // (the variant decides float16 and the external-data names).
 function renderVariantChoices(variants) {
   const box = $('#variant-dtypes');
-  box.replaceChildren(box.querySelector('legend'), ...variants.map((v) => el('div', { class: 'check' },
-    el('input', { type: 'checkbox', id: `variant-${v.dtype}`, name: 'variant', value: v.dtype, checked: true }),
-    el('label', { for: `variant-${v.dtype}` }, el('code', { text: v.dtype }), ` ${v.file}: ${v.help}`))));
+  box.replaceChildren(
+    box.querySelector('legend'),
+    ...variants.map((v) =>
+      el(
+        'div',
+        { class: 'check' },
+        el('input', {
+          type: 'checkbox',
+          id: `variant-${v.dtype}`,
+          name: 'variant',
+          value: v.dtype,
+          checked: true,
+        }),
+        el('label', { for: `variant-${v.dtype}` }, el('code', { text: v.dtype }), ` ${v.file}: ${v.help}`),
+      ),
+    ),
+  );
 }
 
 function makeVariants() {
@@ -330,7 +389,9 @@ function makeVariants() {
   let options;
   try {
     options = readOptions();
-    const dtypes = [...document.querySelectorAll('#variant-dtypes input[name=variant]:checked')].map((c) => c.value);
+    const dtypes = [...document.querySelectorAll('#variant-dtypes input[name=variant]:checked')].map(
+      (c) => c.value,
+    );
     if (!dtypes.length) throw new Error('Choose at least one variant.');
     for (const key of ['float16', 'quantize', 'quantFormat', 'externalDataLocation']) delete options[key];
     Object.assign(options, { dtypes, name: $('#variant-name').value.trim() || 'model' });
@@ -342,18 +403,37 @@ function makeVariants() {
   if (document.body.dataset.variantsAccuracy === 'running') verify.cancel();
   $('#variants-result').replaceChildren();
   $('#variants-result').hidden = true;
-  const args = { bytes: current.bytes, options, externalData: current.externalData, spill: spillTo('variants') };
+  const args = {
+    bytes: current.bytes,
+    options,
+    externalData: current.externalData,
+    spill: spillTo('variants'),
+  };
   runJob('variants', args, (model, { files, variants }) => {
     const box = $('#variants-result');
     box.hidden = false;
     // The largest heap any variant needed (each is one optimize of the same input).
-    document.body.dataset.peakHeap = String(Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)));
-    document.body.dataset.spillBytes = String(variants.reduce((a, v) => a + (v.report.host?.spill_bytes ?? 0), 0));
-    const rows = variants.map((v) => el('tr', { 'data-dtype': v.dtype },
-      el('td', {}, el('code', { text: v.dtype })), el('td', { text: v.file }),
-      el('td', { class: 'num', text: humanBytes(v.bytes) }), el('td', { class: 'num', text: String(v.report.after.nodes) }),
-      el('td', { class: 'num', text: fmtMs(v.report.timing_ms.read + v.report.timing_ms.optimize + v.report.timing_ms.write) }),
-      ...ACCURACY_COLUMNS.map(() => el('td', { class: 'num', text: '–' }))));
+    document.body.dataset.peakHeap = String(
+      Math.max(...variants.map((v) => v.report.memory?.peak_heap_bytes ?? 0)),
+    );
+    document.body.dataset.spillBytes = String(
+      variants.reduce((a, v) => a + (v.report.host?.spill_bytes ?? 0), 0),
+    );
+    const rows = variants.map((v) =>
+      el(
+        'tr',
+        { 'data-dtype': v.dtype },
+        el('td', {}, el('code', { text: v.dtype })),
+        el('td', { text: v.file }),
+        el('td', { class: 'num', text: humanBytes(v.bytes) }),
+        el('td', { class: 'num', text: String(v.report.after.nodes) }),
+        el('td', {
+          class: 'num',
+          text: fmtMs(v.report.timing_ms.read + v.report.timing_ms.optimize + v.report.timing_ms.write),
+        }),
+        ...ACCURACY_COLUMNS.map(() => el('td', { class: 'num', text: '–' })),
+      ),
+    );
     const list = Object.entries(files);
     const candidates = variants.map((v) => ({
       name: v.file,
@@ -361,19 +441,48 @@ function makeVariants() {
       externalData: Object.fromEntries(list.filter(([name]) => name.startsWith(`${v.file}_data`))),
     }));
     const check = el('button', { id: 'variants-accuracy', type: 'button', text: 'Check accuracy' });
-    const status = el('p', { id: 'variants-accuracy-status', role: 'status', class: 'help',
-      text: 'Check accuracy runs the loaded model once, then each variant, on the seeded inputs of Verify ' +
-        '(its seed and dimension sizes) with ONNX Runtime Web, and compares each output with the original\'s.' });
+    const status = el('p', {
+      id: 'variants-accuracy-status',
+      role: 'status',
+      class: 'help',
+      text:
+        'Check accuracy runs the loaded model once, then each variant, on the seeded inputs of Verify ' +
+        "(its seed and dimension sizes) with ONNX Runtime Web, and compares each output with the original's.",
+    });
     check.addEventListener('click', () => checkVariantAccuracy(candidates, rows, check, status));
     box.replaceChildren(
-      el('div', { class: 'table-wrap' }, el('table', { id: 'variants-table' },
-        el('caption', { text: 'Variants; accuracy: the worst output against the loaded model (cosine, max |diff| / its range, top-1 agreement along the last axis)' }),
-        el('thead', {}, el('tr', {}, ...['dtype', 'file', 'size', 'nodes', 'time', ...ACCURACY_COLUMNS].map((h) => el('th', { scope: 'col', text: h })))),
-        el('tbody', {}, ...rows))),
-      el('p', { class: 'actions' }, check), status,
-      el('p', { class: 'actions' },
+      el(
+        'div',
+        { class: 'table-wrap' },
+        el(
+          'table',
+          { id: 'variants-table' },
+          el('caption', {
+            text: 'Variants; accuracy: the worst output against the loaded model (cosine, max |diff| / its range, top-1 agreement along the last axis)',
+          }),
+          el(
+            'thead',
+            {},
+            el(
+              'tr',
+              {},
+              ...['dtype', 'file', 'size', 'nodes', 'time', ...ACCURACY_COLUMNS].map((h) =>
+                el('th', { scope: 'col', text: h }),
+              ),
+            ),
+          ),
+          el('tbody', {}, ...rows),
+        ),
+      ),
+      el('p', { class: 'actions' }, check),
+      status,
+      el(
+        'p',
+        { class: 'actions' },
         ...list.map(([name, bytes], i) => downloadLink(`download-variant-${i}`, name, bytes, false)),
-        ...[saveAllButton(list, 'save-variants')].filter(Boolean)));
+        ...[saveAllButton(list, 'save-variants')].filter(Boolean),
+      ),
+    );
   });
 }
 
@@ -385,7 +494,9 @@ async function checkVariantAccuracy(candidates, rows, button, status) {
   button.disabled = true;
   document.body.dataset.variantsAccuracy = 'running';
   const started = performance.now();
-  const show = (text) => { status.textContent = text; };
+  const show = (text) => {
+    status.textContent = text;
+  };
   let errors = 0;
   try {
     const done = await verify.checkAccuracy(candidates, {
@@ -402,14 +513,27 @@ async function checkVariantAccuracy(candidates, rows, button, status) {
           cells[1].textContent = '';
           cells[2].textContent = '';
           cells[0].title = bad;
-          tr.after(el('tr', { class: 'fail accuracy-error' },
-            el('td', { colspan: String(tr.children.length), role: 'alert', text: `${candidates[i].name}: ${bad}` })));
+          tr.after(
+            el(
+              'tr',
+              { class: 'fail accuracy-error' },
+              el('td', {
+                colspan: String(tr.children.length),
+                role: 'alert',
+                text: `${candidates[i].name}: ${bad}`,
+              }),
+            ),
+          );
           return;
         }
         cells[0].textContent = cosine === undefined ? '–' : cosine.toFixed(6);
         cells[1].textContent = relRange === undefined ? '–' : relRange.toExponential(2);
         cells[2].textContent = argmax === undefined ? '–' : argmax.toFixed(3);
-        Object.assign(tr.dataset, { cosine: String(cosine), relRange: String(relRange), argmax: String(argmax) });
+        Object.assign(tr.dataset, {
+          cosine: String(cosine),
+          relRange: String(relRange),
+          argmax: String(argmax),
+        });
       },
     });
     if (!done) {
@@ -417,8 +541,10 @@ async function checkVariantAccuracy(candidates, rows, button, status) {
       document.body.dataset.variantsAccuracy = 'cancelled';
       return;
     }
-    show(`Accuracy checked in ${fmtMs(performance.now() - started)}` +
-      (errors ? `; ${errors} of ${candidates.length} could not be run (below each).` : '.'));
+    show(
+      `Accuracy checked in ${fmtMs(performance.now() - started)}` +
+        (errors ? `; ${errors} of ${candidates.length} could not be run (below each).` : '.'),
+    );
     document.body.dataset.variantsAccuracy = 'done';
   } catch (e) {
     show(`Accuracy check failed: ${e.message}`);
@@ -446,25 +572,46 @@ function renderReport(model, result, pageMillis) {
   const outBytes = sizeOf(result.model) + extBytes;
   const t = report.timing_ms ?? {};
   const fact = (label, value, detail) =>
-    el('div', { class: 'fact' }, el('div', { class: 'label', text: label }),
-      el('div', { class: 'value', text: value }), detail ? el('div', { class: 'detail', text: detail }) : null);
+    el(
+      'div',
+      { class: 'fact' },
+      el('div', { class: 'label', text: label }),
+      el('div', { class: 'value', text: value }),
+      detail ? el('div', { class: 'detail', text: detail }) : null,
+    );
   $('#summary').replaceChildren(
     fact('nodes', `${before.nodes} → ${after.nodes}`, pct(before.nodes, after.nodes)),
-    fact('size', `${humanBytes(inBytes)} → ${humanBytes(outBytes)}`,
-      extBytes ? `${humanBytes(extBytes)} in external data` : pct(inBytes, outBytes)),
-    fact('initializers', `${before.initializers} → ${after.initializers}`,
-      `${humanBytes(before.initializer_bytes)} → ${humanBytes(after.initializer_bytes)}`),
-    fact('time', fmtMs(pageMillis),
-      `read ${fmtMs(t.read ?? 0)}, optimize ${fmtMs(t.optimize ?? 0)}, write ${fmtMs(t.write ?? 0)}`),
+    fact(
+      'size',
+      `${humanBytes(inBytes)} → ${humanBytes(outBytes)}`,
+      extBytes ? `${humanBytes(extBytes)} in external data` : pct(inBytes, outBytes),
+    ),
+    fact(
+      'initializers',
+      `${before.initializers} → ${after.initializers}`,
+      `${humanBytes(before.initializer_bytes)} → ${humanBytes(after.initializer_bytes)}`,
+    ),
+    fact(
+      'time',
+      fmtMs(pageMillis),
+      `read ${fmtMs(t.read ?? 0)}, optimize ${fmtMs(t.optimize ?? 0)}, write ${fmtMs(t.write ?? 0)}`,
+    ),
     fact('rounds', String(report.iterations ?? '–'), report.converged ? 'converged' : 'stopped at the limit'),
     memoryFact(fact, report.memory, inBytes, report.host),
   );
   // Where the time went, for the page benchmark (bench/large/page.mjs).
-  document.body.dataset.profile = JSON.stringify({ timing_ms: report.timing_ms, io: report.io, host: report.host });
+  document.body.dataset.profile = JSON.stringify({
+    timing_ms: report.timing_ms,
+    io: report.io,
+    host: report.host,
+  });
 
   renderDownloads(model, result);
-  verify.setOptimized({ name: `${baseName(model.name)}.opt.onnx`, bytes: result.model,
-    externalData: result.externalData });
+  verify.setOptimized({
+    name: `${baseName(model.name)}.opt.onnx`,
+    bytes: result.model,
+    externalData: result.externalData,
+  });
   renderOps(before.op_histogram ?? {}, after.op_histogram ?? {});
   renderPassRuns(report.passes ?? []);
   renderWarnings(report.warnings ?? []);
@@ -482,9 +629,14 @@ function memoryFact(fact, memory, inBytes, host) {
   if (!memory) return null;
   document.body.dataset.peakHeap = String(memory.peak_heap_bytes);
   document.body.dataset.spillBytes = String(host?.spill_bytes ?? 0);
-  const stored = host?.spill_bytes ? `; ${humanBytes(host.spill_bytes)} of result in the browser's storage` : '';
-  return fact('memory', `${humanBytes(memory.peak_heap_bytes)} heap`,
-    `for ${humanBytes(inBytes)} of model; ${humanBytes(memory.source_bytes_read)} of weights read${stored}`);
+  const stored = host?.spill_bytes
+    ? `; ${humanBytes(host.spill_bytes)} of result in the browser's storage`
+    : '';
+  return fact(
+    'memory',
+    `${humanBytes(memory.peak_heap_bytes)} heap`,
+    `for ${humanBytes(inBytes)} of model; ${humanBytes(memory.source_bytes_read)} of weights read${stored}`,
+  );
 }
 
 // Object URLs live until the next result of the same kind replaces them.
@@ -499,9 +651,18 @@ function downloadLink(id, name, bytes, primary) {
   if (objectUrls.has(id)) URL.revokeObjectURL(objectUrls.get(id));
   const url = URL.createObjectURL(asBlob(bytes));
   objectUrls.set(id, url);
-  return el('a', { id, class: primary ? 'button primary' : 'button', href: url, download: name,
-    'data-bytes': sizeOf(bytes) },
-    `Download ${name} `, el('span', { class: 'muted', text: `(${humanBytes(sizeOf(bytes))})` }));
+  return el(
+    'a',
+    {
+      id,
+      class: primary ? 'button primary' : 'button',
+      href: url,
+      download: name,
+      'data-bytes': sizeOf(bytes),
+    },
+    `Download ${name} `,
+    el('span', { class: 'muted', text: `(${humanBytes(sizeOf(bytes))})` }),
+  );
 }
 
 // All files into one folder the user picks (File System Access API, where the browser has it):
@@ -546,26 +707,49 @@ function renderDownloads(model, result) {
 
 function renderOps(before, after) {
   const ops = [...new Set([...Object.keys(before), ...Object.keys(after)])];
-  ops.sort((a, b) => (before[b] ?? 0) - (before[a] ?? 0) || (after[b] ?? 0) - (after[a] ?? 0) || a.localeCompare(b));
+  ops.sort(
+    (a, b) => (before[b] ?? 0) - (before[a] ?? 0) || (after[b] ?? 0) - (after[a] ?? 0) || a.localeCompare(b),
+  );
   const tbody = $('#ops-table tbody');
   let tb = 0;
   let ta = 0;
-  tbody.replaceChildren(...ops.map((op) => {
-    const b = before[op] ?? 0;
-    const a = after[op] ?? 0;
-    tb += b;
-    ta += a;
-    return el('tr', { class: a < b ? 'fewer' : a > b ? 'more' : null },
-      el('th', { scope: 'row', text: op }), el('td', { class: 'num', text: String(b) }),
-      el('td', { class: 'num', text: String(a) }),
-      el('td', { class: 'num', text: a === b ? '' : a > b ? `+${a - b}` : String(a - b) }));
-  }));
-  $('#ops-table tfoot').replaceChildren(el('tr', {},
-    el('th', { scope: 'row', text: 'total' }), el('td', { class: 'num', text: String(tb) }),
-    el('td', { class: 'num', text: String(ta) }), el('td', { class: 'num', text: ta === tb ? '' : String(ta - tb) })));
-  $('#ops-chart').replaceChildren(barChart(ops, before, after),
-    el('figcaption', {}, el('span', { class: 'swatch before' }), 'before ',
-      el('span', { class: 'swatch after' }), 'after'));
+  tbody.replaceChildren(
+    ...ops.map((op) => {
+      const b = before[op] ?? 0;
+      const a = after[op] ?? 0;
+      tb += b;
+      ta += a;
+      return el(
+        'tr',
+        { class: a < b ? 'fewer' : a > b ? 'more' : null },
+        el('th', { scope: 'row', text: op }),
+        el('td', { class: 'num', text: String(b) }),
+        el('td', { class: 'num', text: String(a) }),
+        el('td', { class: 'num', text: a === b ? '' : a > b ? `+${a - b}` : String(a - b) }),
+      );
+    }),
+  );
+  $('#ops-table tfoot').replaceChildren(
+    el(
+      'tr',
+      {},
+      el('th', { scope: 'row', text: 'total' }),
+      el('td', { class: 'num', text: String(tb) }),
+      el('td', { class: 'num', text: String(ta) }),
+      el('td', { class: 'num', text: ta === tb ? '' : String(ta - tb) }),
+    ),
+  );
+  $('#ops-chart').replaceChildren(
+    barChart(ops, before, after),
+    el(
+      'figcaption',
+      {},
+      el('span', { class: 'swatch before' }),
+      'before ',
+      el('span', { class: 'swatch after' }),
+      'after',
+    ),
+  );
 }
 
 // Grouped horizontal bars (inline SVG): one row per op type, before above after.
@@ -585,7 +769,11 @@ function barChart(ops, before, after) {
   const height = Math.max(rowH, ops.length * rowH) + 4;
   const max = Math.max(1, ...ops.map((o) => Math.max(before[o] ?? 0, after[o] ?? 0)));
   const svg = svgEl('svg', {
-    viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', class: 'bars',
+    viewBox: `0 0 ${width} ${height}`,
+    width,
+    height,
+    role: 'img',
+    class: 'bars',
     'aria-label': `Nodes per op type before and after: ${ops.map((o) => `${o} ${before[o] ?? 0} to ${after[o] ?? 0}`).join('; ')}`,
   });
   ops.forEach((op, i) => {
@@ -594,12 +782,19 @@ function barChart(ops, before, after) {
     const a = after[op] ?? 0;
     const g = svgEl('g', {});
     g.append(svgEl('title', {}, `${op}: ${b} before, ${a} after`));
-    g.append(svgEl('text', { x: labelW - 6, y: y + bar + 3, 'text-anchor': 'end', class: 'label' },
-      op.length > 22 ? `${op.slice(0, 21)}…` : op));
+    g.append(
+      svgEl(
+        'text',
+        { x: labelW - 6, y: y + bar + 3, 'text-anchor': 'end', class: 'label' },
+        op.length > 22 ? `${op.slice(0, 21)}…` : op,
+      ),
+    );
     const wb = (b / max) * barMax;
     const wa = (a / max) * barMax;
     g.append(svgEl('rect', { x: labelW, y, width: Math.max(wb, b ? 1 : 0), height: bar, class: 'before' }));
-    g.append(svgEl('rect', { x: labelW, y: y + bar, width: Math.max(wa, a ? 1 : 0), height: bar, class: 'after' }));
+    g.append(
+      svgEl('rect', { x: labelW, y: y + bar, width: Math.max(wa, a ? 1 : 0), height: bar, class: 'after' }),
+    );
     g.append(svgEl('text', { x: labelW + wb + 4, y: y + bar - 1, class: 'value' }, String(b)));
     g.append(svgEl('text', { x: labelW + wa + 4, y: y + 2 * bar - 1, class: 'value' }, String(a)));
     svg.append(g);
@@ -608,20 +803,42 @@ function barChart(ops, before, after) {
 }
 
 function renderPassRuns(passes) {
-  const arrow = (pair) => (Array.isArray(pair) ? (pair[0] === pair[1] ? String(pair[0]) : `${pair[0]} → ${pair[1]}`) : '');
+  const arrow = (pair) =>
+    Array.isArray(pair) ? (pair[0] === pair[1] ? String(pair[0]) : `${pair[0]} → ${pair[1]}`) : '';
   const total = passes.reduce((a, p) => a + (p.ms ?? 0), 0);
   const rows = passes.map((p) => {
     const notes = [];
     if (p.error) notes.push(el('span', { class: 'bad', text: `failed, undone: ${p.error}` }));
-    if (p.counters) notes.push(Object.entries(p.counters).map(([k, v]) => `${k} ${v}`).join(', '));
+    if (p.counters)
+      notes.push(
+        Object.entries(p.counters)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+      );
     if (p.notes?.length) notes.push(` ${p.notes.join('; ')}`);
-    return el('tr', { class: p.changed ? 'changed' : null },
-      el('td', { class: 'num', text: String(p.iteration ?? '') }), el('th', { scope: 'row', text: p.pass }),
-      el('td', { class: 'num', text: (p.ms ?? 0).toFixed(2) }), el('td', { class: 'num', text: arrow(p.nodes) }),
-      el('td', { class: 'num', text: arrow(p.initializers) }), el('td', { class: 'notes' }, ...notes));
+    return el(
+      'tr',
+      { class: p.changed ? 'changed' : null },
+      el('td', { class: 'num', text: String(p.iteration ?? '') }),
+      el('th', { scope: 'row', text: p.pass }),
+      el('td', { class: 'num', text: (p.ms ?? 0).toFixed(2) }),
+      el('td', { class: 'num', text: arrow(p.nodes) }),
+      el('td', { class: 'num', text: arrow(p.initializers) }),
+      el('td', { class: 'notes' }, ...notes),
+    );
   });
-  rows.push(el('tr', { class: 'total' }, el('td'), el('th', { scope: 'row', text: 'all passes' }),
-    el('td', { class: 'num', text: total.toFixed(2) }), el('td'), el('td'), el('td')));
+  rows.push(
+    el(
+      'tr',
+      { class: 'total' },
+      el('td'),
+      el('th', { scope: 'row', text: 'all passes' }),
+      el('td', { class: 'num', text: total.toFixed(2) }),
+      el('td'),
+      el('td'),
+      el('td'),
+    ),
+  );
   $('#passes-table tbody').replaceChildren(...rows);
 }
 
@@ -636,13 +853,31 @@ const NOT_FOLDED_LIMIT = 2000;
 
 function renderNotFolded(list) {
   const d = $('#not-folded');
-  d.querySelector('summary').textContent = `Why not folded (${list.length} node${list.length === 1 ? '' : 's'})`;
-  const rows = list.slice(0, NOT_FOLDED_LIMIT).map((n) =>
-    el('tr', {}, el('td', { class: 'mono', text: n.node || '(unnamed)' }),
-      el('td', { text: n.op }), el('td', { text: n.reason })));
+  d.querySelector('summary').textContent =
+    `Why not folded (${list.length} node${list.length === 1 ? '' : 's'})`;
+  const rows = list
+    .slice(0, NOT_FOLDED_LIMIT)
+    .map((n) =>
+      el(
+        'tr',
+        {},
+        el('td', { class: 'mono', text: n.node || '(unnamed)' }),
+        el('td', { text: n.op }),
+        el('td', { text: n.reason }),
+      ),
+    );
   if (list.length > NOT_FOLDED_LIMIT) {
-    rows.push(el('tr', {}, el('td', { colspan: 3, class: 'muted',
-      text: `… and ${list.length - NOT_FOLDED_LIMIT} more (see the report JSON)` })));
+    rows.push(
+      el(
+        'tr',
+        {},
+        el('td', {
+          colspan: 3,
+          class: 'muted',
+          text: `… and ${list.length - NOT_FOLDED_LIMIT} more (see the report JSON)`,
+        }),
+      ),
+    );
   }
   d.querySelector('tbody').replaceChildren(...rows);
 }
@@ -659,20 +894,33 @@ function renderTree(tree) {
     box.replaceChildren(el('p', { class: 'muted', text: `No module tree: ${tree.error}` }));
     return;
   }
-  const topOps = (ops) => Object.entries(ops ?? {}).sort((a, b) => b[1] - a[1]).slice(0, 6)
-    .map(([k, v]) => `${k} ${v}`).join(', ');
+  const topOps = (ops) =>
+    Object.entries(ops ?? {})
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
   const node = (m, depth) => {
     const title = [el('span', { class: 'mono', text: m.name || '(model)' })];
     if (m.class) title.push(' ', el('span', { class: 'cls', text: m.class }));
-    title.push(el('span', { class: 'muted',
-      text: ` ${m.nodes} node${m.nodes === 1 ? '' : 's'}${m.param_bytes ? `, ${humanBytes(m.param_bytes)}` : ''}` +
-        `${m.calls > 1 ? `, called ${m.calls}×` : ''}` }));
+    title.push(
+      el('span', {
+        class: 'muted',
+        text:
+          ` ${m.nodes} node${m.nodes === 1 ? '' : 's'}${m.param_bytes ? `, ${humanBytes(m.param_bytes)}` : ''}` +
+          `${m.calls > 1 ? `, called ${m.calls}×` : ''}`,
+      }),
+    );
     const kids = m.children ?? [];
-    if (!kids.length) return el('li', { class: 'leaf' }, ...title, el('div', { class: 'ops', text: topOps(m.ops) }));
-    const det = el('details', { open: depth < 2 },
+    if (!kids.length)
+      return el('li', { class: 'leaf' }, ...title, el('div', { class: 'ops', text: topOps(m.ops) }));
+    const det = el(
+      'details',
+      { open: depth < 2 },
       el('summary', {}, ...title),
       el('div', { class: 'ops', text: topOps(m.ops) }),
-      el('ul', {}, ...kids.map((k) => node(k, depth + 1))));
+      el('ul', {}, ...kids.map((k) => node(k, depth + 1))),
+    );
     return el('li', {}, det);
   };
   box.replaceChildren(el('ul', { class: 'root' }, node(tree, 0)));

@@ -65,7 +65,12 @@ function control(o) {
   }
   if (o.type === 'object') {
     const area = document.createElement('textarea');
-    Object.assign(area, { rows: 2, placeholder: 'KEY=VALUE, one per line', autocomplete: 'off', spellcheck: false });
+    Object.assign(area, {
+      rows: 2,
+      placeholder: 'KEY=VALUE, one per line',
+      autocomplete: 'off',
+      spellcheck: false,
+    });
     return attrs(area, common);
   }
   const input = document.createElement('input');
@@ -73,7 +78,11 @@ function control(o) {
     Object.assign(input, { type: 'number', step: 1, placeholder: String(dflt) });
   } else {
     const shown = Array.isArray(dflt) ? dflt.join(', ') : dflt;
-    Object.assign(input, { type: 'text', autocomplete: 'off', placeholder: shown || (o.type === 'string[]' ? 'comma-separated' : '') });
+    Object.assign(input, {
+      type: 'text',
+      autocomplete: 'off',
+      placeholder: shown || (o.type === 'string[]' ? 'comma-separated' : ''),
+    });
   }
   return attrs(input, common);
 }
@@ -127,10 +136,16 @@ export function readRenderedOptions(fields, options) {
       if (!Number.isSafeInteger(n)) throw new Error(`${name} must be a whole number, got '${text}'.`);
       options[name] = n;
     } else if (type === 'string[]') {
-      const list = el.value.split(',').map((s) => s.trim()).filter(Boolean);
+      const list = el.value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (list.length) options[name] = list;
     } else if (type === 'object') {
-      const lines = el.value.split('\n').map((s) => s.trim()).filter(Boolean);
+      const lines = el.value
+        .split('\n')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (!lines.length) continue;
       const obj = {};
       for (const line of lines) {

@@ -7,7 +7,8 @@
 const ROOT = 'onnxfold-results';
 const lockName = (tab) => `${ROOT}/${tab}`;
 
-const hasStorage = () => typeof navigator === 'object' && typeof navigator.storage?.getDirectory === 'function';
+const hasStorage = () =>
+  typeof navigator === 'object' && typeof navigator.storage?.getDirectory === 'function';
 
 /** The page: this tab's folder name, with its lock held and stale folders removed; null without OPFS. */
 export async function openTab() {
@@ -36,8 +37,12 @@ export async function openTab() {
  * folder, or undefined where results cannot be written synchronously (no sync access handles).
  */
 export async function freshFolder(spill) {
-  if (!spill || !hasStorage() || typeof FileSystemFileHandle !== 'function' ||
-      typeof FileSystemFileHandle.prototype.createSyncAccessHandle !== 'function') {
+  if (
+    !spill ||
+    !hasStorage() ||
+    typeof FileSystemFileHandle !== 'function' ||
+    typeof FileSystemFileHandle.prototype.createSyncAccessHandle !== 'function'
+  ) {
     return undefined;
   }
   try {

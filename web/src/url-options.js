@@ -14,27 +14,37 @@ const kinds = {
   uint: {
     get: (el) => el.value.trim(),
     check: (v) => (v === '' || /^\d+$/.test(v) ? null : 'not a whole number'),
-    set: (el, v) => { el.value = v; },
+    set: (el, v) => {
+      el.value = v;
+    },
   },
   int: {
     get: (el) => el.value.trim(),
     check: (v) => (v === '' || /^-?\d+$/.test(v) ? null : 'not a whole number'),
-    set: (el, v) => { el.value = v; },
+    set: (el, v) => {
+      el.value = v;
+    },
   },
   number: {
     get: (el) => el.value.trim(),
     check: (v) => (v !== '' && Number.isFinite(Number(v)) && Number(v) >= 0 ? null : 'not a number >= 0'),
-    set: (el, v) => { el.value = v; },
+    set: (el, v) => {
+      el.value = v;
+    },
   },
   text: {
     get: (el) => el.value,
     check: () => null,
-    set: (el, v) => { el.value = v; },
+    set: (el, v) => {
+      el.value = v;
+    },
   },
   bool: {
     get: (el) => (el.checked ? '1' : '0'),
     check: (v) => (Object.hasOwn(BOOL, v.toLowerCase()) ? null : 'not 1 or 0'),
-    set: (el, v) => { el.checked = BOOL[v.toLowerCase()]; },
+    set: (el, v) => {
+      el.checked = BOOL[v.toLowerCase()];
+    },
   },
   select: {
     get: (el) => el.value,
@@ -42,17 +52,25 @@ const kinds = {
       const values = [...el.options].map((o) => o.value);
       return values.includes(v) ? null : `not one of ${values.filter(Boolean).join(', ')}`;
     },
-    set: (el, v) => { el.value = v; },
+    set: (el, v) => {
+      el.value = v;
+    },
   },
   passes: {
     partial: true, // the known passes of a list apply, the unknown ones are reported
     boxes: (el) => [...el.querySelectorAll('input[name=pass]')],
     get(el) {
-      return this.boxes(el).filter((c) => c.checked).map((c) => c.value).join(',');
+      return this.boxes(el)
+        .filter((c) => c.checked)
+        .map((c) => c.value)
+        .join(',');
     },
     check(v, el) {
       const known = this.boxes(el).map((c) => c.value);
-      const unknown = v.split(',').map((s) => s.trim()).filter((s) => s && !known.includes(s));
+      const unknown = v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s && !known.includes(s));
       return unknown.length ? `unknown pass${unknown.length > 1 ? 'es' : ''} ${unknown.join(', ')}` : null;
     },
     set(el, v) {
@@ -70,7 +88,8 @@ function writeUrl(fields, defaults) {
   }
   const query = params.toString().replaceAll('%2C', ','); // commas stay readable in pass lists
   const url = `${location.pathname}${query ? `?${query}` : ''}${location.hash}`;
-  if (url !== `${location.pathname}${location.search}${location.hash}`) history.replaceState(history.state, '', url);
+  if (url !== `${location.pathname}${location.search}${location.hash}`)
+    history.replaceState(history.state, '', url);
 }
 
 /**

@@ -43,8 +43,15 @@ function quantile(sorted, q) {
 export function summarize(times) {
   const sorted = [...times].sort((a, b) => a - b);
   if (!sorted.length) return { n: 0, median: NaN, q1: NaN, q3: NaN, min: NaN, max: NaN, times: [] };
-  return { n: sorted.length, median: quantile(sorted, 0.5), q1: quantile(sorted, 0.25), q3: quantile(sorted, 0.75),
-    min: sorted[0], max: sorted[sorted.length - 1], times: [...times] };
+  return {
+    n: sorted.length,
+    median: quantile(sorted, 0.5),
+    q1: quantile(sorted, 0.25),
+    q3: quantile(sorted, 0.75),
+    min: sorted[0],
+    max: sorted[sorted.length - 1],
+    times: [...times],
+  };
 }
 
 /**
@@ -80,7 +87,9 @@ export function fmtMs(ms) {
 /** A range of times in one unit: '11.9–12.4 ms', '0.98–1.21 s'. */
 export function fmtRange(a, b) {
   if (!Number.isFinite(a) || !Number.isFinite(b)) return '–';
-  return b >= 1000 ? `${(a / 1000).toFixed(2)}–${(b / 1000).toFixed(2)} s` : `${msNumber(a)}–${msNumber(b)} ms`;
+  return b >= 1000
+    ? `${(a / 1000).toFixed(2)}–${(b / 1000).toFixed(2)} s`
+    : `${msNumber(a)}–${msNumber(b)} ms`;
 }
 
 /** A speed ratio (>= 1): '1.03', '4.2', '12'. */
@@ -110,24 +119,41 @@ export function describeTimings(t) {
   const load = compareSpeed(lo, lc);
   const run = compareSpeed(ro, rc);
   const [ra, rb] = [ro.reps ?? 1, rc.reps ?? 1];
-  const reps = ra === 1 && rb === 1 ? '' : `; each time the mean of ${ra === rb ? ra : `${ra} and ${rb}`} runs in a row`;
-  const spread = (c, a, b) => (c.noise === 'none' ? 'no estimate of the noise'
-    : `${c.noise === 'iqr' ? 'interquartile range' : 'range'} ${spreadText(a, c.noise)} → ${spreadText(b, c.noise)}`);
+  const reps =
+    ra === 1 && rb === 1 ? '' : `; each time the mean of ${ra === rb ? ra : `${ra} and ${rb}`} runs in a row`;
+  const spread = (c, a, b) =>
+    c.noise === 'none'
+      ? 'no estimate of the noise'
+      : `${c.noise === 'iqr' ? 'interquartile range' : 'range'} ${spreadText(a, c.noise)} → ${spreadText(b, c.noise)}`;
   const lines = [
-    { key: 'load', label: 'Load', comparison: load,
+    {
+      key: 'load',
+      label: 'Load',
+      comparison: load,
       times: `${fmtMs(lo.median)} → ${fmtMs(lc.median)}`,
-      details: `${lo.n === 1 && lc.n === 1 ? 'one load each' : `median of ${counted(lo.n, lc.n, 'loads')}`}; ` +
-        spread(load, lo, lc) },
-    { key: 'run', label: 'Run', comparison: run,
+      details:
+        `${lo.n === 1 && lc.n === 1 ? 'one load each' : `median of ${counted(lo.n, lc.n, 'loads')}`}; ` +
+        spread(load, lo, lc),
+    },
+    {
+      key: 'run',
+      label: 'Run',
+      comparison: run,
       times: `median ${fmtMs(ro.median)} → ${fmtMs(rc.median)} over ${counted(ro.n, rc.n, 'runs')}`,
-      details: spread(run, ro, rc) + reps +
-        `; first run after loading ${fmtMs(t.firstRun.original.median)} → ${fmtMs(t.firstRun.optimized.median)}` },
+      details:
+        spread(run, ro, rc) +
+        reps +
+        `; first run after loading ${fmtMs(t.firstRun.original.median)} → ${fmtMs(t.firstRun.optimized.median)}`,
+    },
   ];
   for (const l of lines) {
     l.words = speedWords(l.comparison);
     l.text = `${l.label}: ${l.times} (${l.words}; ${l.details}).`;
   }
-  const note = t.mode === 'apart' ? 'The two models were timed one after the other, not alternately: together ' +
-    'they are too large to hold both.' : '';
+  const note =
+    t.mode === 'apart'
+      ? 'The two models were timed one after the other, not alternately: together ' +
+        'they are too large to hold both.'
+      : '';
   return { lines, note };
 }

@@ -20,7 +20,14 @@
 //              run: { original, optimized } } (summaries of times in ms, verify-timing.js summarize(); the
 //              run ones with `reps`), or { error } when timing failed, or null when there was nothing to time.
 import * as ort from 'onnxruntime-web/wasm';
-import { accuracyOf, compareTensors, createSession, makeInputs, readModel, runReference } from 'onnxfold/accuracy';
+import {
+  accuracyOf,
+  compareTensors,
+  createSession,
+  makeInputs,
+  readModel,
+  runReference,
+} from 'onnxfold/accuracy';
 import { TIMING, moreLoads, moreRuns, repsFor, summarize } from './verify-timing.js';
 
 // The runtime's .wasm sits next to this bundle (web/build.mjs copies it). Only the .wasm is
@@ -35,7 +42,8 @@ ort.env.logLevel = 'error';
 const post = (msg) => self.postMessage(msg);
 
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
-const modelBytes = (m) => sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
+const modelBytes = (m) =>
+  sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
 const now = () => performance.now();
 
 const create = (model, options) => createSession(ort, model, { executionProviders: ['wasm'], ...options });
@@ -70,20 +78,35 @@ async function runModel(model, feedsFor, stage) {
 async function verify({ original, candidate, seed, dims, rtol, atol, timing }, stage) {
   let inputs;
   let feeds;
-  const orig = await runModel(original, (s) => {
-    ({ feeds, shapes: inputs } = makeInputs(ort.Tensor, s.inputMetadata, { seed, dims }));
-    return feeds;
-  }, stage);
-  const fail = (message, outputs = []) => ({ ok: false, inputs, outputs, nondeterministic: [], message, timings: null });
+  const orig = await runModel(
+    original,
+    (s) => {
+      ({ feeds, shapes: inputs } = makeInputs(ort.Tensor, s.inputMetadata, { seed, dims }));
+      return feeds;
+    },
+    stage,
+  );
+  const fail = (message, outputs = []) => ({
+    ok: false,
+    inputs,
+    outputs,
+    nondeterministic: [],
+    message,
+    timings: null,
+  });
   let cand;
   let candFeeds;
   try {
-    cand = await runModel(candidate, (s) => {
-      const extra = s.inputNames.filter((n) => !Object.hasOwn(feeds, n));
-      if (extra.length) throw new Error(`it has inputs the original does not: ${extra.join(', ')}`);
-      candFeeds = Object.fromEntries(s.inputNames.map((n) => [n, feeds[n]]));
-      return candFeeds;
-    }, stage);
+    cand = await runModel(
+      candidate,
+      (s) => {
+        const extra = s.inputNames.filter((n) => !Object.hasOwn(feeds, n));
+        if (extra.length) throw new Error(`it has inputs the original does not: ${extra.join(', ')}`);
+        candFeeds = Object.fromEntries(s.inputNames.map((n) => [n, feeds[n]]));
+        return candFeeds;
+      },
+      stage,
+    );
   } catch (e) {
     return fail(`${candidate.name} failed: ${e.message}`);
   }
@@ -120,9 +143,12 @@ async function verify({ original, candidate, seed, dims, rtol, atol, timing }, s
     inputs,
     outputs,
     nondeterministic,
-    message: bad.length ? `${bad.length} of ${outputs.length} output${outputs.length > 1 ? 's' : ''} ` +
-      `differ${bad.length === 1 ? 's' : ''}`
-      : outputs.length > 1 ? `all ${outputs.length} outputs match` : 'the output matches',
+    message: bad.length
+      ? `${bad.length} of ${outputs.length} output${outputs.length > 1 ? 's' : ''} ` +
+        `differ${bad.length === 1 ? 's' : ''}`
+      : outputs.length > 1
+        ? `all ${outputs.length} outputs match`
+        : 'the output matches',
   };
 }
 
@@ -203,14 +229,26 @@ async function timeBoth(original, candidate, feeds, stage, budget) {
     const parts = [];
     const together = modelBytes(original) + modelBytes(candidate) <= budget.togetherLimit;
     if (together) {
-      const { sessions, loads, firsts } = await timeLoads([await readModel(original), await readModel(candidate)],
-        feeds, live, stage, budget);
+      const { sessions, loads, firsts } = await timeLoads(
+        [await readModel(original), await readModel(candidate)],
+        feeds,
+        live,
+        stage,
+        budget,
+      );
       const run = await timeRuns(sessions, feeds, stage, budget);
-      for (const i of [0, 1]) parts.push({ load: loads[i], first: firsts[i], runs: run.times[i], reps: run.reps });
+      for (const i of [0, 1])
+        parts.push({ load: loads[i], first: firsts[i], runs: run.times[i], reps: run.reps });
     } else {
       const half = { ...budget, loadBudgetMs: budget.loadBudgetMs / 2, runBudgetMs: budget.runBudgetMs / 2 };
       for (const [i, m] of [original, candidate].entries()) {
-        const { sessions, loads, firsts } = await timeLoads([await readModel(m)], [feeds[i]], live, stage, half);
+        const { sessions, loads, firsts } = await timeLoads(
+          [await readModel(m)],
+          [feeds[i]],
+          live,
+          stage,
+          half,
+        );
         const run = await timeRuns(sessions, [feeds[i]], stage, half);
         parts.push({ load: loads[0], first: firsts[0], runs: run.times[0], reps: run.reps });
         live.delete(sessions[0]);
@@ -222,7 +260,10 @@ async function timeBoth(original, candidate, feeds, stage, budget) {
       mode: together ? 'together' : 'apart',
       load: { original: summarize(o.load), optimized: summarize(c.load) },
       firstRun: { original: summarize(o.first), optimized: summarize(c.first) },
-      run: { original: { ...summarize(o.runs), reps: o.reps }, optimized: { ...summarize(c.runs), reps: c.reps } },
+      run: {
+        original: { ...summarize(o.runs), reps: o.reps },
+        optimized: { ...summarize(c.runs), reps: c.reps },
+      },
     };
   } finally {
     for (const s of live) await s.release().catch(() => {});
@@ -236,7 +277,11 @@ async function keepReference({ original, seed, dims }, stage) {
   reference = null;
   stage(`${original.name}: loading and running`);
   try {
-    reference = await runReference(ort, original, { seed, dims, sessionOptions: { executionProviders: ['wasm'] } });
+    reference = await runReference(ort, original, {
+      seed,
+      dims,
+      sessionOptions: { executionProviders: ['wasm'] },
+    });
   } catch (e) {
     throw new Error(`${original.name} ${e.message}`);
   }

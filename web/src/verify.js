@@ -21,7 +21,8 @@ export const VERIFY_LIMIT = 1.5 * 2 ** 30;
 
 const $ = (sel) => document.querySelector(sel);
 const sizeOf = (b) => (b instanceof Blob ? b.size : b.byteLength);
-const modelBytes = (m) => sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
+const modelBytes = (m) =>
+  sizeOf(m.bytes) + Object.values(m.externalData ?? {}).reduce((a, b) => a + sizeOf(b), 0);
 const gib = (n) => `${(n / 2 ** 30).toFixed(2)} GiB`;
 const strip = (m) => ({ name: m.name, bytes: m.bytes, externalData: m.externalData ?? {} });
 
@@ -30,7 +31,12 @@ const strip = (m) => ({ name: m.name, bytes: m.bytes, externalData: m.externalDa
 export function parseValueType(text) {
   const m = /^([^[\]]+)(?:\[(.*)\])?$/.exec(text ?? '');
   if (!m) return { type: text, dims: [] };
-  const dims = m[2] ? m[2].split(',').map((d) => d.trim()).map((d) => (/^\d+$/.test(d) ? Number(d) : d)) : [];
+  const dims = m[2]
+    ? m[2]
+        .split(',')
+        .map((d) => d.trim())
+        .map((d) => (/^\d+$/.test(d) ? Number(d) : d))
+    : [];
   return { type: m[1], dims };
 }
 
@@ -38,11 +44,11 @@ export function parseValueType(text) {
 export function symbolicDims(inputs) {
   const names = [];
   for (const v of inputs) {
-    for (const d of parseValueType(v.type).dims) if (typeof d === 'string' && d && !names.includes(d)) names.push(d);
+    for (const d of parseValueType(v.type).dims)
+      if (typeof d === 'string' && d && !names.includes(d)) names.push(d);
   }
   return names;
 }
-
 
 function fmtDiff(x) {
   if (x === Infinity) return '∞';
@@ -60,16 +66,27 @@ function cell(tag, text, attrs = {}) {
 export function setupVerify() {
   const client = new WorkerClient('./verify-worker.js', 'verify', 'verifier (ONNX Runtime Web)');
   const ui = {
-    section: $('#verify-section'), button: $('#verify'), other: $('#verify-other'), cancel: $('#verify-cancel'),
-    why: $('#verify-why'), status: $('#verify-status'), error: $('#verify-error'), result: $('#verify-result'),
-    dims: $('#verify-dims'), seed: $('#verify-seed'), rtol: $('#verify-rtol'), atol: $('#verify-atol'),
+    section: $('#verify-section'),
+    button: $('#verify'),
+    other: $('#verify-other'),
+    cancel: $('#verify-cancel'),
+    why: $('#verify-why'),
+    status: $('#verify-status'),
+    error: $('#verify-error'),
+    result: $('#verify-result'),
+    dims: $('#verify-dims'),
+    seed: $('#verify-seed'),
+    rtol: $('#verify-rtol'),
+    atol: $('#verify-atol'),
   };
   let model = null;
   let optimized = null;
   let running = false;
   let token = 0; // a result for a model that is no longer loaded is dropped
 
-  const setState = (s) => { document.body.dataset.verify = s; };
+  const setState = (s) => {
+    document.body.dataset.verify = s;
+  };
 
   function explain() {
     const ready = model?.summary;
@@ -77,7 +94,8 @@ export function setupVerify() {
     if (!ready) why = 'Load a model first; after optimizing it, Verify compares the two.';
     else if (!optimized) why = 'Optimize the model first, or compare it with another file.';
     else if (modelBytes(model) + modelBytes(optimized) > VERIFY_LIMIT) {
-      why = `Too large to verify here: the original and the optimized model take ` +
+      why =
+        `Too large to verify here: the original and the optimized model take ` +
         `${gib(modelBytes(model) + modelBytes(optimized))}, over the ${gib(VERIFY_LIMIT)} ` +
         'this page allows for holding both in the browser. Use the oracle in node (tests/node/oracle.mjs).';
     }
@@ -92,7 +110,8 @@ export function setupVerify() {
     const names = summary ? symbolicDims(summary.inputs ?? []) : [];
     ui.dims.replaceChildren();
     if (!names.length) {
-      const text = summary ? 'The inputs have no symbolic dimensions.'
+      const text = summary
+        ? 'The inputs have no symbolic dimensions.'
         : 'Symbolic input dimensions (batch, sequence…) appear here, with small sizes you can change.';
       ui.dims.append(cell('p', text, { class: 'help' }));
       return;
@@ -138,19 +157,32 @@ export function setupVerify() {
     v.className = `verdict ${r.ok ? 'pass' : 'fail'}`;
     v.textContent = `${verdict}: ${original.name} vs ${candidate.name}, ${r.message}.`;
     const inputs = (r.inputs ?? []).map((i) => `${i.name} ${i.type}[${i.dims}]`).join(', ');
-    $('#verify-table caption').textContent = `${verdict}: ${original.name} (original) vs ${candidate.name}; ` +
+    $('#verify-table caption').textContent =
+      `${verdict}: ${original.name} (original) vs ${candidate.name}; ` +
       `seed ${settings.seed}, rtol ${settings.rtol}, atol ${settings.atol}; inputs ${inputs || 'none'}`;
-    $('#verify-table tbody').replaceChildren(...r.outputs.map((o) => {
-      const bad = o.error || o.mismatches;
-      const verdict = o.error ? `FAIL: ${o.error}` : bad ? 'FAIL'
-        : o.nondeterministic ? 'pass (random: type and shape only)' : 'pass';
-      const tr = cell('tr', '', { class: bad ? 'fail' : 'pass' });
-      tr.append(cell('th', o.name, { scope: 'row', class: 'mono' }), cell('td', o.type), cell('td', `[${o.dims}]`),
-        cell('td', fmtDiff(o.maxAbsDiff), { class: 'num' }), cell('td', fmtDiff(o.maxRelDiff), { class: 'num' }),
-        cell('td', `${o.mismatches} of ${o.size}`, { class: 'num' }),
-        cell('td', verdict));
-      return tr;
-    }));
+    $('#verify-table tbody').replaceChildren(
+      ...r.outputs.map((o) => {
+        const bad = o.error || o.mismatches;
+        const verdict = o.error
+          ? `FAIL: ${o.error}`
+          : bad
+            ? 'FAIL'
+            : o.nondeterministic
+              ? 'pass (random: type and shape only)'
+              : 'pass';
+        const tr = cell('tr', '', { class: bad ? 'fail' : 'pass' });
+        tr.append(
+          cell('th', o.name, { scope: 'row', class: 'mono' }),
+          cell('td', o.type),
+          cell('td', `[${o.dims}]`),
+          cell('td', fmtDiff(o.maxAbsDiff), { class: 'num' }),
+          cell('td', fmtDiff(o.maxRelDiff), { class: 'num' }),
+          cell('td', `${o.mismatches} of ${o.size}`, { class: 'num' }),
+          cell('td', verdict),
+        );
+        return tr;
+      }),
+    );
   }
 
   // Load and run times under the verdict: a line each, the comparison in words, and the numbers in
@@ -170,19 +202,38 @@ export function setupVerify() {
     const { lines, note } = describeTimings(t);
     for (const l of lines) {
       const { original: o, optimized: c } = t[l.key];
-      box.append(el('p', {
-        id: `verify-${l.key}`, 'data-original-ms': o.median, 'data-optimized-ms': c.median,
-        'data-original-n': o.n, 'data-optimized-n': c.n, 'data-ratio': l.comparison.ratio,
-        'data-verdict': l.comparison.verdict, 'data-within-noise': String(l.comparison.withinNoise),
-      }, el('strong', { text: `${l.label}:` }), ` ${l.times} (`,
-      el('span', { class: `speed ${l.comparison.verdict}`, text: l.words }), `; ${l.details}).`));
+      box.append(
+        el(
+          'p',
+          {
+            id: `verify-${l.key}`,
+            'data-original-ms': o.median,
+            'data-optimized-ms': c.median,
+            'data-original-n': o.n,
+            'data-optimized-n': c.n,
+            'data-ratio': l.comparison.ratio,
+            'data-verdict': l.comparison.verdict,
+            'data-within-noise': String(l.comparison.withinNoise),
+          },
+          el('strong', { text: `${l.label}:` }),
+          ` ${l.times} (`,
+          el('span', { class: `speed ${l.comparison.verdict}`, text: l.words }),
+          `; ${l.details}).`,
+        ),
+      );
     }
-    box.append(el('p', { class: 'help', text: 'Timed in this browser with ONNX Runtime Web\'s default session ' +
-      'options (graph optimizations on, one thread), on the same inputs. Load is session creation, each followed by a ' +
-      'first run, the two models alternating which goes first; then, after warm-up runs, runs alternate original ' +
-      'and optimized. ' +
-      'Same speed “within noise” when the spreads shown overlap: the middle halves of the times (interquartile ' +
-      `ranges) from 5 times each on, the whole ranges below.${note ? ` ${note}` : ''}` }));
+    box.append(
+      el('p', {
+        class: 'help',
+        text:
+          "Timed in this browser with ONNX Runtime Web's default session " +
+          'options (graph optimizations on, one thread), on the same inputs. Load is session creation, each followed by a ' +
+          'first run, the two models alternating which goes first; then, after warm-up runs, runs alternate original ' +
+          'and optimized. ' +
+          'Same speed “within noise” when the spreads shown overlap: the middle halves of the times (interquartile ' +
+          `ranges) from 5 times each on, the whole ranges below.${note ? ` ${note}` : ''}`,
+      }),
+    );
   }
 
   async function run(candidate) {
@@ -197,8 +248,10 @@ export function setupVerify() {
       return;
     }
     if (modelBytes(original) + modelBytes(candidate) > VERIFY_LIMIT) {
-      showError(`Too large to verify here: ${gib(modelBytes(original) + modelBytes(candidate))} in all, ` +
-        `over ${gib(VERIFY_LIMIT)}.`);
+      showError(
+        `Too large to verify here: ${gib(modelBytes(original) + modelBytes(candidate))} in all, ` +
+          `over ${gib(VERIFY_LIMIT)}.`,
+      );
       return;
     }
     const mine = ++token;
@@ -209,9 +262,15 @@ export function setupVerify() {
     const started = performance.now();
     ui.status.textContent = 'Loading ONNX Runtime…';
     try {
-      const r = await client.call('verify', { original: strip(original), candidate: strip(candidate), ...settings }, {
-        onProgress: (p) => { if (mine === token) ui.status.textContent = `${p.stage}…`; },
-      });
+      const r = await client.call(
+        'verify',
+        { original: strip(original), candidate: strip(candidate), ...settings },
+        {
+          onProgress: (p) => {
+            if (mine === token) ui.status.textContent = `${p.stage}…`;
+          },
+        },
+      );
       if (mine !== token) return;
       renderResult(original, candidate, settings, r);
       renderTimings(r.timings);
@@ -241,7 +300,9 @@ export function setupVerify() {
     const list = [...files];
     const onnx = list.filter((f) => /\.onnx$/i.test(f.name));
     if (onnx.length !== 1) {
-      showError(`Pick one .onnx model to compare with (got ${list.map((f) => f.name).join(', ') || 'none'}).`);
+      showError(
+        `Pick one .onnx model to compare with (got ${list.map((f) => f.name).join(', ') || 'none'}).`,
+      );
       return;
     }
     const externalData = Object.fromEntries(list.filter((f) => f !== onnx[0]).map((f) => [f.name, f]));
@@ -260,16 +321,23 @@ export function setupVerify() {
     const original = model;
     const mine = ++token;
     // Past this the page does not try: one model, its weights and the runtime's copy of them.
-    const tooLarge = (m) => (modelBytes(m) > VERIFY_LIMIT ? `${m.name} is too large to run here: ${gib(modelBytes(m))} ` +
-      `with its weights, over the ${gib(VERIFY_LIMIT)} one model may take in this page (onnxruntime-web runs in ` +
-      '32-bit WebAssembly, whose heap holds at most 4 GiB); use npx onnxfold variants --accuracy in node' : null);
+    const tooLarge = (m) =>
+      modelBytes(m) > VERIFY_LIMIT
+        ? `${m.name} is too large to run here: ${gib(modelBytes(m))} ` +
+          `with its weights, over the ${gib(VERIFY_LIMIT)} one model may take in this page (onnxruntime-web runs in ` +
+          '32-bit WebAssembly, whose heap holds at most 4 GiB); use npx onnxfold variants --accuracy in node'
+        : null;
     running = true;
     explain();
     try {
       let failed = tooLarge(original);
       if (!failed) {
         try {
-          await client.call('reference', { original: strip(original), seed, dims }, { onProgress: (p) => onStage(`${p.stage}…`) });
+          await client.call(
+            'reference',
+            { original: strip(original), seed, dims },
+            { onProgress: (p) => onStage(`${p.stage}…`) },
+          );
         } catch (e) {
           if (e.name === 'AbortError') return false;
           failed = e.message;
@@ -282,7 +350,11 @@ export function setupVerify() {
         if (!acc && large) acc = { error: large };
         if (!acc) {
           try {
-            acc = await client.call('accuracy', { candidate: strip(c) }, { onProgress: (p) => onStage(`${i + 1} of ${candidates.length}: ${p.stage}…`) });
+            acc = await client.call(
+              'accuracy',
+              { candidate: strip(c) },
+              { onProgress: (p) => onStage(`${i + 1} of ${candidates.length}: ${p.stage}…`) },
+            );
           } catch (e) {
             if (e.name === 'AbortError') return false;
             acc = { error: `${c.name}: ${e.message}` };

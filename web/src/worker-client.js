@@ -42,8 +42,12 @@ export class WorkerClient {
     // Load failures (a missing script or .wasm, a syntax error) arrive here, not as messages.
     w.onerror = (ev) => {
       ev.preventDefault();
-      this.#failAll(new Error(`The ${this.#label} failed to start: ${ev.message || 'worker error'}` +
-        (ev.filename ? ` (${ev.filename}:${ev.lineno})` : '')));
+      this.#failAll(
+        new Error(
+          `The ${this.#label} failed to start: ${ev.message || 'worker error'}` +
+            (ev.filename ? ` (${ev.filename}:${ev.lineno})` : ''),
+        ),
+      );
       this.#terminate();
     };
     this.#worker = w;

@@ -50,13 +50,18 @@ async function moduleTreeOrNull(bytes) {
 
 // Uint8Array results move to the page without a copy; Blob results (from File inputs: parts
 // that are slices of the user's files) are passed by reference anyway.
-const transferable = (results) =>
-  [...new Set(results.filter((r) => r instanceof Uint8Array).map((r) => r.buffer))];
+const transferable = (results) => [
+  ...new Set(results.filter((r) => r instanceof Uint8Array).map((r) => r.buffer)),
+];
 
 const ops = {
   async info() {
-    const [version, passes, variants, options] = await Promise.all([onnxfold.version(), onnxfold.passes(),
-      onnxfold.variantSchema(), onnxfold.optionSchema()]);
+    const [version, passes, variants, options] = await Promise.all([
+      onnxfold.version(),
+      onnxfold.passes(),
+      onnxfold.variantSchema(),
+      onnxfold.optionSchema(),
+    ]);
     return { value: { version, available: passes.available, default: passes.default, variants, options } };
   },
 
@@ -66,8 +71,12 @@ const ops = {
 
   async optimize({ bytes, options, externalData, tree, spill }, id) {
     const started = performance.now();
-    const out = await onnxfold.optimize(bytes, { ...options, externalData, spill: await freshFolder(spill),
-      onProgress: progressPoster(id) });
+    const out = await onnxfold.optimize(bytes, {
+      ...options,
+      externalData,
+      spill: await freshFolder(spill),
+      onProgress: progressPoster(id),
+    });
     const millis = performance.now() - started;
     const value = { model: out.model, externalData: out.externalData ?? {}, report: out.report, millis };
     if (tree) {
@@ -86,8 +95,12 @@ const ops = {
   },
 
   async variants({ bytes, options, externalData, spill }, id) {
-    const out = await onnxfold.variants(bytes, { ...options, externalData, spill: await freshFolder(spill),
-      onProgress: progressPoster(id) });
+    const out = await onnxfold.variants(bytes, {
+      ...options,
+      externalData,
+      spill: await freshFolder(spill),
+      onProgress: progressPoster(id),
+    });
     return { value: out, transfer: transferable(Object.values(out.files)) };
   },
 
@@ -103,7 +116,8 @@ self.onmessage = async ({ data: { id, op, args } }) => {
     const { value, transfer } = await ops[op](args ?? {}, id);
     post({ id, type: 'result', value }, transfer);
   } catch (e) {
-    const error = e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
+    const error =
+      e instanceof Error ? { name: e.name, message: e.message } : { name: 'Error', message: String(e) };
     post({ id, type: 'error', error });
   }
 };

@@ -24,10 +24,18 @@ window.measure = async ({ variants, ...options }) => {
   for (const v of variants) {
     const externalData = [];
     for (const f of v.data ?? []) externalData.push({ path: f, data: await bytesOf(`${v.dir}/${f}`) });
-    models.push({ name: v.name, bytes: await bytesOf(`${v.dir}/${v.file}`), options: { executionProviders: ['wasm'], externalData, logSeverityLevel: 3 } });
+    models.push({
+      name: v.name,
+      bytes: await bytesOf(`${v.dir}/${v.file}`),
+      options: { executionProviders: ['wasm'], externalData, logSeverityLevel: 3 },
+    });
   }
-  const { samples, repeat } = await timeModels(models, { ...options, create: (m) => ort.InferenceSession.create(m.bytes, m.options),
-    makeInputs, Tensor: ort.Tensor });
+  const { samples, repeat } = await timeModels(models, {
+    ...options,
+    create: (m) => ort.InferenceSession.create(m.bytes, m.options),
+    makeInputs,
+    Tensor: ort.Tensor,
+  });
   return { samples, repeat, webgpu: await webgpu(), userAgent: navigator.userAgent };
 };
 document.body.dataset.ready = '1';
