@@ -115,10 +115,10 @@ export async function withCall(what, modelData, { resolve, makeOutput, options, 
       // when a new round starts; users get a fraction that never decreases.
       progress:
         onProgress &&
-        ((stage, pass, fraction) => {
+        ((stage, pass, fraction, variant) => {
           last = Math.max(last, Math.min(1, fraction));
           try {
-            onProgress({ stage, pass, fraction: last });
+            onProgress({ stage, pass, fraction: last, ...(variant ? { variant } : {}) });
           } catch (e) {
             keep(e);
           }

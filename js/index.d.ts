@@ -482,13 +482,18 @@ export interface VariantRow {
 }
 
 /**
- * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...), each made by
- * optimize() with the variant's options (float16, external data as `<file>_data`, `_data_1`,
- * ... under 2 GB each) over the caller's. `onProgress` sees the whole job, with `variant`.
+ * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...), from one read of the
+ * model and one run of the float32 pipeline; each variant's bytes are what optimize() with its
+ * options (float16, quantization, external data as `<file>_data`, `_data_1`, ... under 2 GB
+ * each) over the caller's writes. `onProgress` sees the whole job, with `variant` while one is
+ * being made (none while the shared read and pipeline run).
  */
 export function variants(bytes: Bytes, options?: VariantsOptions): Promise<{ files: Record<string, Output>; variants: VariantRow[] }>;
 
-/** Node only: writes the variants of a model file into `outDir` (made if missing), each with optimizeFile. */
+/**
+ * Node only: writes the variants of a model file into `outDir` (made if missing), as variants()
+ * makes them: every file, or none if any variant fails.
+ */
 export function variantsFile(inputPath: string, outDir: string, options?: VariantsOptions): Promise<{ variants: VariantRow[]; outputs: string[] }>;
 
 export function inspect(bytes: Bytes, options?: InspectOptions): Promise<ModelSummary>;

@@ -92,6 +92,52 @@ async function inMemory(what, bytes, options, call) {
   }
 }
 
+// A file job's locations: `resolve` opens the input's external data (inside its folder), `targets`
+// names an output location's file inside `outDir` and adds it to the plan; `named(location)` gives
+// the file of a location the caller added to the plan itself (the models).
+function fileLocations(what, fs, path, plan, inFile, outDir, named) {
+  const real = (p) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const inDir = path.dirname(inFile);
+  // Out of the folder: a '..' component (a name that starts with '..' is fine) or absolute.
+  const escapes = (rel) => rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+  const resolve = (location) => {
+    const target = path.resolve(inDir, location);
+    // Lexically, and once symlinks are resolved: a link may not lead out of the folder either.
+    if (
+      path.isAbsolute(location) ||
+      escapes(path.relative(inDir, target)) ||
+      escapes(path.relative(real(inDir), real(target)))
+    ) {
+      throw new OnnxfoldError(`${what}: external-data location '${location}' is outside the model's folder`);
+    }
+    const source = openFileSource(target, `${what}: external data '${location}'`);
+    try {
+      plan.addInput(target, "input's external-data file");
+    } catch (e) {
+      source.close();
+      throw e;
+    }
+    return source;
+  };
+  const targets = (location) => {
+    const file = named(location);
+    if (file !== undefined) return file;
+    const target = path.resolve(outDir, location);
+    if (path.isAbsolute(location) || escapes(path.relative(outDir, target))) {
+      throw new OnnxfoldError(`${what}: external-data location '${location}' is outside the output's folder`);
+    }
+    plan.addOutput(target, 'external-data output');
+    return target;
+  };
+  return { real, resolve, targets };
+}
+
 /**
  * Node only: optimizes the model file `inputPath` and writes `outputPath`, plus its external data
  * as `<output file name>.data` (and `.data.1`, ... with externalDataFileLimit) beside it. The
@@ -110,14 +156,16 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
   const outDir = path.dirname(outFile);
   const { reportPath, opts } = fileOptions(options, `${path.basename(outFile)}.data`);
   const json = await optionsJson(opts);
-  const real = (p) => {
-    try {
-      return fs.realpathSync(p);
-    } catch {
-      return path.resolve(p);
-    }
-  };
   const plan = writePlan(fs, path, 'optimizeFile');
+  const { real, resolve, targets } = fileLocations(
+    'optimizeFile',
+    fs,
+    path,
+    plan,
+    inFile,
+    outDir,
+    (location) => (location === '' ? outFile : undefined),
+  );
   plan.addInput(inFile, 'input model');
   plan.addOutput(outFile, 'output');
   const reportFile = reportPath && path.resolve(reportPath);
@@ -127,41 +175,6 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
       `optimizeFile: reuseInputData: the output must be in the input's folder (${path.dirname(inFile)}), where its data files are`,
     );
   }
-  const inDir = path.dirname(inFile);
-  // Out of the folder: a '..' component (a name that starts with '..' is fine) or absolute.
-  const escapes = (rel) => rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
-  const resolve = (location) => {
-    const target = path.resolve(inDir, location);
-    // Lexically, and once symlinks are resolved: a link may not lead out of the folder either.
-    if (
-      path.isAbsolute(location) ||
-      escapes(path.relative(inDir, target)) ||
-      escapes(path.relative(real(inDir), real(target)))
-    ) {
-      throw new OnnxfoldError(
-        `optimizeFile: external-data location '${location}' is outside the model's folder`,
-      );
-    }
-    const source = openFileSource(target, `optimizeFile: external data '${location}'`);
-    try {
-      plan.addInput(target, "input's external-data file");
-    } catch (e) {
-      source.close();
-      throw e;
-    }
-    return source;
-  };
-  const targets = (location) => {
-    if (location === '') return outFile;
-    const target = path.resolve(outDir, location);
-    if (path.isAbsolute(location) || escapes(path.relative(outDir, target))) {
-      throw new OnnxfoldError(
-        `optimizeFile: external-data location '${location}' is outside the output's folder`,
-      );
-    }
-    plan.addOutput(target, 'external-data output');
-    return target;
-  };
   let output;
   const stats = {};
   const report = await withCall(
@@ -196,9 +209,9 @@ export async function optimizeFile(inputPath, outputPath, options = {}) {
 
 // --- variants -------------------------------------------------------------------------------------
 
-// The plan (api/variants.cpp: file names and options per dtype) and the caller's options for
-// each variant; onProgress sees the whole job, with the variant's dtype.
-async function variantJobs(what, options, defaultName) {
+// The plan (api/variants.cpp: file names and options per dtype) and the caller's options, which
+// all variants share (their own are in the plan).
+async function variantJob(what, options, defaultName) {
   const { dtypes, name, onProgress, rest } = variantOptions(what, options);
   const M = await getModule();
   let plan;
@@ -210,16 +223,7 @@ async function variantJobs(what, options, defaultName) {
       ? new OnnxfoldError(e.message, { cause: e })
       : wrapError(what, e);
   }
-  return plan.map((v, i) => ({
-    ...v,
-    options: {
-      ...rest,
-      ...v.options,
-      ...(onProgress && {
-        onProgress: (p) => onProgress({ ...p, variant: v.dtype, fraction: (i + p.fraction) / plan.length }),
-      }),
-    },
-  }));
+  return { plan, planJson: JSON.stringify(plan), options: { ...rest, onProgress } };
 }
 
 const variantRow = (v, report) => ({
@@ -255,23 +259,30 @@ async function accuracyCheck(options, original) {
 
 /**
  * The variants transformers.js loads (model.onnx, model_fp16.onnx, ...; see variantPlan in
- * api/variants.cpp), each made by optimize() with the variant's options over the caller's.
+ * api/variants.cpp), from one read of the model and one run of the float32 pipeline: each variant
+ * is a copy of its result through its own stages (its bytes are what optimize() with the
+ * variant's options over the caller's gives).
  * @returns {Promise<{files: Record<string, Uint8Array|Blob>, variants: object[]}>}
  */
 export async function variants(bytes, options = {}) {
-  const jobs = await variantJobs('variants', options, 'model');
+  const job = await variantJob('variants', options, 'model');
   const accuracy = await accuracyCheck(
     options,
     typeof bytes === 'string' ? { path: bytes } : { bytes, externalData: options.externalData },
   );
+  const { output, report, stats } = await inMemory('variants', bytes, job.options, (M, size, json, host) =>
+    M.variants(size, job.planJson, json, host),
+  );
+  const reports = JSON.parse(report);
   const files = {};
+  for (const location of output.locations()) files[location] = output.take(location);
   const rows = [];
-  for (const v of jobs) {
-    const { model, externalData, report } = await optimize(bytes, v.options);
-    files[v.file] = model;
-    Object.assign(files, externalData);
-    const row = variantRow(v, report);
-    if (accuracy) row.accuracy = await accuracy.of({ bytes: model, externalData }, v.file);
+  for (const [i, v] of job.plan.entries()) {
+    const row = variantRow(v, parseReport(JSON.stringify(reports[i]), stats));
+    if (accuracy) {
+      const externalData = Object.fromEntries(row.report.external_files.map((f) => [f, files[f]]));
+      row.accuracy = await accuracy.of({ bytes: files[v.file], externalData }, v.file);
+    }
     rows.push(row);
   }
   return { files, variants: rows };
@@ -279,33 +290,58 @@ export async function variants(bytes, options = {}) {
 
 /**
  * Node only: writes the variants of the model file `inputPath` into the folder `outDir` (made if
- * missing), each with optimizeFile (so each atomically; a failed variant leaves the ones before it).
+ * missing) from one read, as variants() makes them: every file, or none if any variant fails.
  * @returns {Promise<{variants: object[], outputs: string[]}>}
  */
 export async function variantsFile(inputPath, outDir, options = {}) {
   if (!isNode) throw new OnnxfoldError('variantsFile is only available in node; use variants(bytes)');
+  const fs = nodeModule('fs');
   const path = nodeModule('path');
   const stem = path.basename(String(inputPath)).replace(/\.onnx$/, '');
-  const jobs = await variantJobs('variantsFile', options, stem);
-  nodeModule('fs').mkdirSync(String(outDir), { recursive: true });
-  const accuracy = await accuracyCheck(options, { path: inputPath });
-  const rows = [];
-  const outputs = [];
-  for (const v of jobs) {
-    const file = path.join(String(outDir), v.file);
-    let result;
-    try {
-      result = await optimizeFile(inputPath, file, v.options);
-    } catch (e) {
-      e.message = `variant ${v.dtype}: ${e.message}`;
-      throw e;
-    }
-    const row = variantRow(v, result.report);
-    if (accuracy) row.accuracy = await accuracy.of({ path: file }, v.file);
-    rows.push(row);
-    outputs.push(...result.outputs);
+  const job = await variantJob('variantsFile', options, stem);
+  const json = await optionsJson(job.options);
+  const inFile = path.resolve(String(inputPath));
+  const dir = path.resolve(String(outDir));
+  fs.mkdirSync(dir, { recursive: true });
+  const plan = writePlan(fs, path, 'variantsFile');
+  const models = new Map(job.plan.map((v) => [v.file, path.join(dir, v.file)]));
+  const { real, resolve, targets } = fileLocations('variantsFile', fs, path, plan, inFile, dir, (location) =>
+    models.get(location),
+  );
+  plan.addInput(inFile, 'input model');
+  // Every model first: one named like the input, or twice, fails before any work.
+  for (const v of job.plan) plan.addOutput(models.get(v.file), `variant ${v.dtype} output`);
+  if (job.options.reuseInputData && real(path.dirname(inFile)) !== real(dir)) {
+    throw new OnnxfoldError(
+      `variantsFile: reuseInputData: the variants must be in the input's folder (${path.dirname(inFile)}), where its data files are`,
+    );
   }
-  return { variants: rows, outputs };
+  const accuracy = await accuracyCheck(options, { path: inputPath });
+  let output;
+  const stats = {};
+  const report = await withCall(
+    'variantsFile',
+    inFile,
+    {
+      resolve,
+      options: job.options,
+      stats,
+      makeOutput: (M, sources) => (output = fileOutput(M, sources, fs, path, plan, targets)),
+    },
+    (M, size, host) => {
+      const r = M.variants(size, job.planJson, json, host);
+      output.commit([], (location) => models.has(location));
+      return r;
+    },
+  );
+  const reports = JSON.parse(report);
+  const rows = [];
+  for (const [i, v] of job.plan.entries()) {
+    const row = variantRow(v, parseReport(JSON.stringify(reports[i]), stats));
+    if (accuracy) row.accuracy = await accuracy.of({ path: models.get(v.file) }, v.file);
+    rows.push(row);
+  }
+  return { variants: rows, outputs: output.paths() };
 }
 
 /** Summary of a model (the CLI's `info`): ir_version, opsets, nodes, op_histogram, inputs, ... */

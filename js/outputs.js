@@ -162,11 +162,12 @@ export function fileOutput(M, sources, fs, path, plan, targets) {
         done += n;
       }
     },
-    // `extra`: more [temporary, target] renames (the report), after the model.
-    commit(extra = []) {
+    // `extra`: more [temporary, target] renames (the report), after the model. `isModel`: which
+    // locations are models (optimize's is ''; variants' are their file names).
+    commit(extra = [], isModel = (location) => location === '') {
       for (const f of open.values()) fs.closeSync(f.fd);
-      // Data files first, the model last: a model never points at missing data.
-      const entries = [...open.entries()].sort(([a], [b]) => (a === '') - (b === ''));
+      // Data files first, the models last: a model never points at missing data.
+      const entries = [...open.entries()].sort(([a], [b]) => isModel(a) - isModel(b));
       plan.commit([...entries.map(([, f]) => [f.tmp, f.target]), ...extra]);
     },
     discard() {

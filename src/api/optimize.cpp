@@ -301,20 +301,27 @@ std::vector<Report> optimizeVariants(const ModelInput& bytes, const std::vector<
   for (size_t i = 0; i < plan.size(); ++i) {
     const double from = shared_span + variant_span * static_cast<double>(i);
     current = plan[i].dtype;
-    Buffer::resetPeakMemory();
-    Report report = base;
-    std::unique_ptr<Model> copy = model->clone();
-    t0 = std::chrono::steady_clock::now();
-    progress("optimize", "", from);
-    const PipelineReport stages = pipeline.runStages(copy, each[i]);
-    report.timing_ms.optimize += msSince(t0);
-    PipelineReport pr = main;
-    pr.passes.insert(pr.passes.end(), stages.passes.begin(), stages.passes.end());
-    pr.converged = main.converged && stages.converged;
-    recordPasses(pr, report);
-    writeOutput(*copy, model_sink(plan[i]), each[i], io, pr, report,
-                [&](double f) { progress("write", "", from + variant_span * (0.5 + 0.5 * f)); });
-    reports.push_back(std::move(report));
+    // An error names the variant it stopped.
+    try {
+      Buffer::resetPeakMemory();
+      Report report = base;
+      std::unique_ptr<Model> copy = model->clone();
+      t0 = std::chrono::steady_clock::now();
+      progress("optimize", "", from);
+      const PipelineReport stages = pipeline.runStages(copy, each[i]);
+      report.timing_ms.optimize += msSince(t0);
+      PipelineReport pr = main;
+      pr.passes.insert(pr.passes.end(), stages.passes.begin(), stages.passes.end());
+      pr.converged = main.converged && stages.converged;
+      recordPasses(pr, report);
+      writeOutput(*copy, model_sink(plan[i]), each[i], io, pr, report,
+                  [&](double f) { progress("write", "", from + variant_span * (0.5 + 0.5 * f)); });
+      reports.push_back(std::move(report));
+    } catch (const ResourceError& e) {
+      throw ResourceError("variant " + plan[i].dtype + ": " + e.what());
+    } catch (const std::exception& e) {
+      throw Error("variant " + plan[i].dtype + ": " + e.what());
+    }
   }
   return reports;
 }

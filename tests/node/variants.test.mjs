@@ -134,6 +134,42 @@ test('variants: native CLI, npm variantsFile and npx onnxfold write the same fil
       );
     }
   }
+  // One read for all: each variant is what its own optimize run writes (README's "made with").
+  const own = join(tmp, 'own');
+  await run('mkdir', ['-p', own]);
+  for (const [file, flags] of [
+    ['model_fp16.onnx', ['--float16']],
+    ['model_q4f16.onnx', ['--float16', '--quantize', 'int4', '--quant-format', 'ort']],
+  ]) {
+    await run(cli, [
+      'optimize',
+      input,
+      '-o',
+      join(own, file),
+      ...flags,
+      '--external-data-location',
+      `${file}_data`,
+      '--external-data-file-limit',
+      '2000000000',
+      '--external-data-chunk-separator',
+      '_',
+    ]);
+    for (const f of [file, `${file}_data`])
+      assert.ok(readFileSync(join(own, f)).equals(readFileSync(join(native, f))), `${f}: not optimize's`);
+  }
+  // In memory, variants() makes the same files, and onProgress names the variant being made.
+  const { variants } = await import('onnxfold');
+  const seen = new Set();
+  const mem = await variants(readFileSync(input), {
+    name: 'model',
+    externalData: { 'decoder.onnx.data': readFileSync(`${input}.data`) },
+    onProgress: (p) => seen.add(p.variant ?? ''),
+  });
+  assert.deepEqual(Object.keys(mem.files).sort(), files(native));
+  for (const f of files(native))
+    assert.ok(Buffer.from(mem.files[f]).equals(readFileSync(join(native, f))), `variants(): ${f} differs`);
+  assert.deepEqual([...seen], ['', ...Object.keys(expected)]);
+  assert.ok(mem.variants.every((v) => v.report.shared_ms > 0));
   const bytes = Object.fromEntries(result.variants.map((v) => [v.dtype, v.bytes]));
   assert.equal(
     bytes.fp32,
@@ -172,7 +208,8 @@ test('variants: a dtype, a name or a folder that cannot be used is refused, and 
     /must be a file name without a folder/,
   );
   await assert.rejects(variants(new Uint8Array(8), { dtypes: 'fp16' }), TypeError);
-  // The input is the fp32 variant's file name in the output folder: refused, input untouched.
+  // The input is the fp32 variant's file name in the output folder: refused before any work,
+  // input untouched.
   const dir = join(tmp, 'same');
   rmSync(dir, { recursive: true, force: true });
   await run('mkdir', ['-p', dir]);
@@ -181,7 +218,9 @@ test('variants: a dtype, a name or a folder that cannot be used is refused, and 
   const before = readFileSync(input);
   await assert.rejects(
     run(process.execPath, [bin, 'variants', input, '--out', dir]),
-    (e) => e.code === 1 && /variant fp32: .*never overwrites its input/.test(e.stderr),
+    (e) =>
+      e.code === 1 &&
+      /variant fp32 output '.*model\.onnx' is the input model; .*never overwrites its input/.test(e.stderr),
   );
   assert.ok(readFileSync(input).equals(before));
 });
