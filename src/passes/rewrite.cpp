@@ -19,9 +19,16 @@ bool Rewriter::notifyMatchFailure(const Node& n, std::string why) const {
 }
 
 Node* Rewriter::create(const std::string& op_type, const std::vector<Value*>& inputs,
-                       size_t num_outputs, Node* before) {
-  Node* n = graph_.createNode(op_type, inputs, num_outputs);
-  graph_.insertBefore(before, n);
+                       size_t num_outputs, Node* before, std::string name,
+                       std::vector<Attribute> attributes, std::string domain) {
+  Node* n = graph_.createNode(op_type, inputs, num_outputs, std::move(domain));
+  n->name = std::move(name);
+  for (Attribute& a : attributes)
+    n->setAttr(std::move(a));
+  if (before != nullptr)
+    graph_.insertBefore(before, n);
+  else
+    graph_.appendNode(n);
   touch(n);
   return n;
 }
@@ -107,6 +114,43 @@ void Rewriter::removeInput(Node* n, size_t i) {
 void Rewriter::setAttr(Node* n, Attribute a) {
   n->setAttr(std::move(a));
   touch(n);
+}
+
+void Rewriter::removeAttr(Node* n, std::string_view name) {
+  if (n->removeAttr(name)) touch(n);
+}
+
+void Rewriter::rename(Value* v, std::string name) {
+  v->setName(std::move(name));
+}
+
+Value* Rewriter::addGraphInput(std::string name, Type type) {
+  return graph_.addInput(std::move(name), std::move(type));
+}
+
+void Rewriter::removeGraphInput(Value* v) {
+  touchUsers(v);  // an input that stays an initializer is a constant now
+  graph_.removeInput(v);
+}
+
+Value* Rewriter::constantInput(Tensor t) {
+  Value* v = graph_.addInitializer(std::move(t));
+  graph_.addInputForInitializer(v);
+  return v;
+}
+
+void Rewriter::addGraphOutput(Value* v) {
+  graph_.addOutput(v);
+}
+
+void Rewriter::setGraphOutput(size_t i, Value* v) {
+  touch(graph_.outputs().at(i)->producer());  // may be dead now
+  graph_.setOutput(i, v);
+}
+
+void Rewriter::replaceGraphOutput(Value* old_out, Value* v) {
+  touch(old_out->producer());
+  graph_.replaceOutput(old_out, v);
 }
 
 // ----------------------------------------------------------------- chain patterns
