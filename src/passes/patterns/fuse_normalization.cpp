@@ -329,7 +329,7 @@ class FuseNormalization : public RewritePattern {
                     core->square, core->sub, core->mean}) {
       if (n != nullptr && n != last) rw.erase(n);
     }
-    if (fused->output(0)->name() != name) fused->output(0)->setName(name);
+    if (fused->output(0)->name() != name) rw.rename(fused->output(0), name);
     return true;
   }
 
