@@ -40,6 +40,7 @@
 #include "api/onnxfold.h"
 #include "fuzz_util.h"
 #include "ir/graph.h"
+#include "ir/graph_builder.h"
 #include "ir/hash.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
@@ -984,10 +985,10 @@ bool mutateModel(Rng& r, Model& m) {
       std::vector<Value*> ins;
       for (size_t k = 0, count = vals.empty() ? 0 : 1 + r.below(3); k < count; ++k)
         ins.push_back(r.pick(vals));
-      Node* added = g.addNode(r.pick(onnxOps()), ins, 1 + r.below(2));
+      Node* added = g.addNode(GraphBuilder::key(), r.pick(onnxOps()), ins, 1 + r.below(2));
       for (size_t k = 0, count = r.below(3); k < count; ++k)
         added->setAttr(newAttribute(r));
-      g.addOutput(added->output(0));
+      g.addOutput(GraphBuilder::key(), added->output(0));
       return true;
     }
     case 12: {  // the opset
