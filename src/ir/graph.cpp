@@ -52,11 +52,11 @@ void Value::compactUses() const {
   dead_uses_ = 0;
 }
 
-void Value::replaceAllUsesWith(Value* other) {
+void Value::replaceAllUsesWith(GraphEdit, Value* other) {
   assert(other != this);
   const std::vector<Use> uses = this->uses();
   for (const Use& u : uses)
-    u.user->setInput(u.index, other);
+    u.user->setInput(GraphEdit(), u.index, other);
 }
 
 // ----------------------------------------------------------------- Attribute
@@ -134,10 +134,10 @@ Attribute Attribute::makeTensor(std::string name, Tensor v) {
 Node::~Node() {
   // Subgraphs go first: their nodes may hold uses of values of enclosing graphs.
   attributes.clear();
-  removeAllInputs();
+  removeAllInputs(GraphEdit());
 }
 
-void Node::setInput(size_t i, Value* v) {
+void Node::setInput(GraphEdit, size_t i, Value* v) {
   assert(i < inputs_.size());
   if (inputs_[i] == v) return;
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
@@ -150,13 +150,13 @@ bool Node::inputRecorded(size_t i) const {
   return use_pos_[i] < uses.size() && uses[use_pos_[i]] == (Use{const_cast<Node*>(this), i});
 }
 
-void Node::addInput(Value* v) {
+void Node::addInput(GraphEdit, Value* v) {
   inputs_.push_back(v);
   use_pos_.push_back(0);
   if (v != nullptr) v->addUse(this, inputs_.size() - 1);
 }
 
-void Node::removeInput(size_t i) {
+void Node::removeInput(GraphEdit, size_t i) {
   assert(i < inputs_.size());
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   // Later inputs shift down one slot: renumber their uses.
@@ -167,7 +167,7 @@ void Node::removeInput(size_t i) {
   use_pos_.erase(use_pos_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void Node::removeAllInputs() {
+void Node::removeAllInputs(GraphEdit) {
   for (size_t i = inputs_.size(); i-- > 0;) {
     if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   }
@@ -175,11 +175,11 @@ void Node::removeAllInputs() {
   use_pos_.clear();
 }
 
-Value* Node::addOutput(std::string name) {
-  return addOutputExact(name.empty() ? name : graph_->uniqueName(name));
+Value* Node::addOutput(GraphEdit, std::string name) {
+  return addOutputExact(GraphEdit(), name.empty() ? name : graph_->uniqueName(name));
 }
 
-Value* Node::addOutputExact(std::string name) {
+Value* Node::addOutputExact(GraphEdit, std::string name) {
   if (name.empty()) {
     outputs_.push_back(nullptr);
     output_ptrs_.push_back(nullptr);
@@ -279,10 +279,10 @@ Graph::Graph(Graph* parent, Node* owner) : parent_(parent), owner_(owner) {
 
 namespace {
 // Drops every use held by nodes of `g` and its subgraphs.
-void dropUses(Graph& g) {
+void dropUses(GraphEdit e, Graph& g) {
   for (Node* n : g.nodes()) {
-    n->removeAllInputs();
-    n->forEachSubgraph([](Graph& sg) { dropUses(sg); });
+    n->removeAllInputs(e);
+    n->forEachSubgraph([e](Graph& sg) { dropUses(e, sg); });
   }
 }
 }  // namespace
@@ -290,7 +290,7 @@ void dropUses(Graph& g) {
 Graph::~Graph() {
   // Uses go first, so no value is destroyed while a node still points at it,
   // even when a failed pass left the order broken.
-  dropUses(*this);
+  dropUses(Edit(), *this);
   while (last_ != nullptr) {
     Node* n = last_;
     unlink(n);
@@ -453,11 +453,11 @@ Node* Graph::replaceValue(Edit, Value* from, Value* to) {
                          (named->type.isTensor() && named->type.elem_type == DataType::kUndefined);
     if (unknown && !from->type.isNone()) named->type = from->type;
     // Uses first: `to` may be an initializer nothing used yet.
-    from->replaceAllUsesWith(to);
+    from->replaceAllUsesWith(Edit(), to);
     replaceOutput(Edit(), from, named);
     return carrier;
   }
-  from->replaceAllUsesWith(to);
+  from->replaceAllUsesWith(Edit(), to);
   return nullptr;
 }
 
@@ -482,9 +482,9 @@ Node* Graph::createNode(Edit, std::string op_type, const std::vector<Value*>& in
   n->op_type = std::move(op_type);
   n->domain = std::move(domain);
   for (Value* v : inputs)
-    n->addInput(v);
+    n->addInput(GraphEdit(), v);
   for (size_t i = 0; i < num_outputs; ++i)
-    n->addOutput(n->op_type + "_out");
+    n->addOutput(GraphEdit(), n->op_type + "_out");
   return n;
 }
 
@@ -689,9 +689,9 @@ Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>&
   for (Value* out : src.outputs()) {
     const std::string name = out ? out->name() : std::string();
     if (exact)
-      n->addOutputExact(name);
+      n->addOutputExact(GraphEdit(), name);
     else
-      n->addOutput(name);
+      n->addOutput(GraphEdit(), name);
   }
   for (const Attribute& a : src.attributes) {
     n->attributes.push_back(cloneAttribute(Edit(), a, this, n, map, exact));

@@ -3,10 +3,10 @@
 // Values are SSA: one producer (a node output, a graph input or an
 // initializer) and a list of uses. Every mutation goes through this API, which
 // keeps the use lists, the name scope and the node order consistent; the
-// verifier (ir/verifier.h) checks that nothing broke them. Graph's structural
-// mutators take a Graph::Edit key: passes change graphs through the Rewriter
-// (passes/rewrite.h), which holds one; code that builds graphs whole (the reader,
-// tests) takes one from GraphBuilder (ir/graph_builder.h).
+// verifier (ir/verifier.h) checks that nothing broke them. The structural mutators
+// take a GraphEdit key: passes change graphs through the Rewriter (passes/rewrite.h),
+// which makes one; code that builds graphs whole (the reader, tests) takes one from
+// GraphBuilder (ir/graph_builder.h).
 //
 // Subgraphs (If/Loop/Scan bodies) are Graphs owned by a Node's attribute. A node
 // inside a subgraph may use a Value of an enclosing graph directly (an implicit
@@ -33,6 +33,20 @@ class Value;
 class Model;
 class Rewriter;
 struct GraphBuilder;
+
+// The key to the IR's structural mutators (a passkey: Graph's, and those of Node and Value
+// that change use lists or outputs): only the IR itself, the Rewriter (passes/rewrite.h: every
+// change a pass makes goes through it) and GraphBuilder (ir/graph_builder.h: code that builds
+// graphs whole, such as the reader and tests) make one.
+class GraphEdit {
+  GraphEdit() {}  // user-provided, so `GraphEdit{}` is no aggregate initialization around it
+  friend class Graph;
+  friend class Node;
+  friend class Value;
+  friend class Model;
+  friend class Rewriter;
+  friend struct GraphBuilder;
+};
 
 // One use of a Value: input slot `index` of node `user`.
 struct Use {
@@ -78,7 +92,7 @@ class Value {
 
   // Every use of this value now uses `other`. Graph outputs are not touched:
   // an output's name is the model's interface (see Graph::replaceOutput).
-  void replaceAllUsesWith(Value* other);
+  void replaceAllUsesWith(GraphEdit, Value* other);
 
   Type type;
   // ValueInfoProto fields. `in_value_info`: written to GraphProto.value_info.
@@ -186,20 +200,20 @@ class Node {
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   // Input i is in its value's use list where this node says (for the verifier).
   bool inputRecorded(size_t i) const;
-  void setInput(size_t i, Value* v);
-  void addInput(Value* v);
-  void removeInput(size_t i);
-  void removeAllInputs();
+  void setInput(GraphEdit, size_t i, Value* v);
+  void addInput(GraphEdit, Value* v);
+  void removeInput(GraphEdit, size_t i);
+  void removeAllInputs(GraphEdit);
 
   // Outputs: null entries are omitted optional outputs. The node owns them.
   const std::vector<Value*>& outputs() const { return output_ptrs_; }
   size_t numOutputs() const { return output_ptrs_.size(); }
   Value* output(size_t i) const { return i < output_ptrs_.size() ? output_ptrs_[i] : nullptr; }
   // Appends an output named `name` (made unique in the model if taken; "" = omitted).
-  Value* addOutput(std::string name);
+  Value* addOutput(GraphEdit, std::string name);
   // Appends an output with exactly this name; the caller has checked it is free
   // in the visible scope (sibling subgraphs may reuse names). Used by the reader.
-  Value* addOutputExact(std::string name);
+  Value* addOutputExact(GraphEdit, std::string name);
 
   bool isOp(std::string_view op) const { return op_type == op && isDefaultDomain(); }
   bool isDefaultDomain() const { return domain.empty() || domain == "ai.onnx"; }
@@ -272,17 +286,7 @@ struct OrphanValueInfo {
 
 class Graph {
  public:
-  // The key to the structural mutators below (a passkey): only the IR itself, the Rewriter
-  // (passes/rewrite.h: every change a pass makes goes through it) and GraphBuilder
-  // (ir/graph_builder.h: code that builds graphs whole, such as the reader and tests) make one.
-  class Edit {
-    Edit() {}  // user-provided, so `Edit{}` is no aggregate initialization around it
-    friend class Graph;
-    friend class Node;
-    friend class Model;
-    friend class Rewriter;
-    friend struct GraphBuilder;
-  };
+  using Edit = GraphEdit;  // the key to the mutators below (GraphEdit, above)
 
   // `parent`: the enclosing graph of a subgraph; `owner`: the node holding it.
   explicit Graph(Graph* parent = nullptr, Node* owner = nullptr);

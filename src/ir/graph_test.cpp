@@ -106,37 +106,37 @@ TEST(Graph, NodeInputEditsKeepUseListsExact) {
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}}));
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 1}}));
 
-  n->addInput(x);  // Sum(x, y, x)
+  n->addInput(GraphBuilder::key(), x);  // Sum(x, y, x)
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}, {n, 2}}));
   EXPECT_EQ(x->users(), std::vector<Node*>{n}) << "distinct users";
   EXPECT_FALSE(x->hasOneUse());
   EXPECT_TRUE(verified(b.model()));
 
-  n->removeInput(0);  // Sum(y, x): later slots shift down
+  n->removeInput(GraphBuilder::key(), 0);  // Sum(y, x): later slots shift down
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 0}}));
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 1}}));
   EXPECT_TRUE(verified(b.model()));
 
-  n->setInput(0, x);  // Sum(x, x)
+  n->setInput(GraphBuilder::key(), 0, x);  // Sum(x, x)
   EXPECT_FALSE(y->hasUses());
   ASSERT_EQ(x->uses().size(), 2u);
   EXPECT_NE(std::find(x->uses().begin(), x->uses().end(), Use{n, 0}), x->uses().end());
   EXPECT_NE(std::find(x->uses().begin(), x->uses().end(), Use{n, 1}), x->uses().end());
   EXPECT_TRUE(verified(b.model()));
 
-  n->setInput(1, nullptr);  // an omitted optional input
+  n->setInput(GraphBuilder::key(), 1, nullptr);  // an omitted optional input
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}}));
   EXPECT_TRUE(x->hasOneUse());
   EXPECT_EQ(n->input(1), nullptr);
-  n->addInput(nullptr);
-  n->addInput(y);  // Sum(x, _, _, y)
+  n->addInput(GraphBuilder::key(), nullptr);
+  n->addInput(GraphBuilder::key(), y);  // Sum(x, _, _, y)
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 3}}));
-  n->removeInput(1);  // Sum(x, _, y)
+  n->removeInput(GraphBuilder::key(), 1);  // Sum(x, _, y)
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 2}}));
   EXPECT_EQ(n->numInputs(), 3u);
   EXPECT_TRUE(verified(b.model()));
 
-  n->removeAllInputs();
+  n->removeAllInputs(GraphBuilder::key());
   EXPECT_FALSE(x->hasUses());
   EXPECT_FALSE(y->hasUses());
   EXPECT_TRUE(verified(b.model()));
@@ -160,9 +160,9 @@ TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
   std::vector<Node*> expect;
   for (int i = 0; i < 1000; ++i) {
     if (i % 3 == 0) {
-      negs[i]->setInput(0, y);
+      negs[i]->setInput(GraphBuilder::key(), 0, y);
     } else if (i % 7 == 0) {
-      sum->setInput(static_cast<size_t>(i), y);
+      sum->setInput(GraphBuilder::key(), static_cast<size_t>(i), y);
       b.graph().eraseNode(GraphBuilder::key(), negs[i]);
     } else {
       expect.push_back(negs[i]);
@@ -175,8 +175,8 @@ TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
   EXPECT_EQ(x->numUses(), expect.size());
   EXPECT_TRUE(verified(b.model()));
   // The Sum's inputs shift down when one is removed: positions follow.
-  sum->removeInput(0);
-  sum->removeInput(500);
+  sum->removeInput(GraphBuilder::key(), 0);
+  sum->removeInput(GraphBuilder::key(), 500);
   EXPECT_TRUE(verified(b.model()));
 }
 
@@ -282,7 +282,7 @@ TEST(Graph, ReplaceAllUsesWith) {
   b.output(n1);
   b.output(add->output(0));
 
-  a->replaceAllUsesWith(x);
+  a->replaceAllUsesWith(GraphBuilder::key(), x);
   EXPECT_FALSE(a->hasUses());
   EXPECT_EQ(x->uses().size(), 4u);  // Relu, Neg, Add x2
   EXPECT_EQ(add->input(0), x);
@@ -301,7 +301,7 @@ TEST(Graph, ReplaceAllUsesWithLeavesGraphOutputs) {
   Value* c = b.op("Neg", {a});
   b.output(a);
   b.output(c);
-  a->replaceAllUsesWith(other);
+  a->replaceAllUsesWith(GraphBuilder::key(), other);
   EXPECT_FALSE(a->hasUses());
   EXPECT_TRUE(a->isGraphOutput()) << "an output's name is the interface; RAUW must not move it";
   EXPECT_EQ(b.graph().outputs()[0], a);
@@ -351,7 +351,7 @@ TEST(Graph, UniqueNamesAreModelWide) {
   Node* n1 = b.node("Relu", {x});
   Node* n2 = b.node("Relu", {x});
   EXPECT_NE(n1->output(0)->name(), n2->output(0)->name());
-  Value* o = n2->addOutput("x");
+  Value* o = n2->addOutput(GraphBuilder::key(), "x");
   EXPECT_NE(o->name(), "x");
   EXPECT_EQ(g.lookup(o->name()), o);
 
@@ -472,7 +472,7 @@ TEST(Graph, SubgraphCaptureIsAUseOfTheOuterValue) {
 
   // Erasing the owning node drops the captured uses with its subgraphs.
   Node* add = iff->output(0)->uses()[0].user;
-  add->setInput(0, captured);
+  add->setInput(GraphBuilder::key(), 0, captured);
   EXPECT_EQ(captured->uses().size(), 3u);
   g.eraseNode(GraphBuilder::key(), iff);
   ASSERT_EQ(captured->uses().size(), 1u);
@@ -520,14 +520,14 @@ TEST(Graph, VerifierRejectsACaptureOfALaterValue) {
   Value* before = relu->input(0);
   // A value defined after the If node is not visible inside its branches.
   Node* late = g.addNode(GraphBuilder::key(), "Abs", {g.lookup("x")});
-  relu->setInput(0, late->output(0));
+  relu->setInput(GraphBuilder::key(), 0, late->output(0));
   VerifyResult r = verify(*m);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("then_branch"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("Relu -> 'Relu_out' (Relu)"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("not defined before"), std::string::npos) << r.message;
   // Restore (a graph must be valid to be destroyed: uses go before definitions).
-  relu->setInput(0, before);
+  relu->setInput(GraphBuilder::key(), 0, before);
   g.eraseNode(GraphBuilder::key(), late);
   EXPECT_TRUE(verified(*m));
 }

@@ -1081,9 +1081,9 @@ class Reader {
         }
       }
       for (const std::string& o : pn.outputs)
-        n->addOutputExact(o);
+        n->addOutputExact(GraphBuilder::key(), o);
       for (Value* v : ins)
-        n->addInput(v);
+        n->addInput(GraphBuilder::key(), v);
       g.appendNode(GraphBuilder::key(), pn.node.release());
       // Subgraphs see everything defined so far, including this node's inputs.
       try {

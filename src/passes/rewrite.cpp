@@ -96,18 +96,18 @@ void Rewriter::erase(Node* n) {
 void Rewriter::setInput(Node* n, size_t i, Value* v) {
   if (Value* old = n->input(i); old != nullptr)
     touch(old->producer());  // may have lost its last use
-  n->setInput(i, v);
+  n->setInput(GraphEdit(), i, v);
   touch(n);
 }
 
 void Rewriter::addInput(Node* n, Value* v) {
-  n->addInput(v);
+  n->addInput(GraphEdit(), v);
   touch(n);
 }
 
 void Rewriter::removeInput(Node* n, size_t i) {
   if (Value* old = n->input(i); old != nullptr) touch(old->producer());
-  n->removeInput(i);
+  n->removeInput(GraphEdit(), i);
   touch(n);
 }
 

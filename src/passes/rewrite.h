@@ -57,9 +57,9 @@ class Rewriter {
   bool notifyMatchFailure(const Node& n, std::string why) const;
 
   // The mutation verbs: each tells the driver what to revisit. No pass changes a Graph
-  // except through them: Graph's structural mutators take a Graph::Edit key that the
-  // Rewriter holds and passes cannot make, and tests/lint/graph_mutators.cmake checks the
-  // setters of Node and Value, which take none.
+  // except through them: the IR's structural mutators take a GraphEdit key that the Rewriter
+  // makes and passes cannot, and tests/lint/graph_mutators.cmake checks the setters that take
+  // none (Node::setAttr/removeAttr, Value::setName).
   // A new node inserted before `before` (whose position keeps the order valid; null appends
   // it), finished: `name` (as given, "" for none), `attributes`, `domain` ("" the default).
   // Its outputs are named `<op_type>_out`, made unique.

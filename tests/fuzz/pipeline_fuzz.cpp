@@ -930,9 +930,9 @@ bool mutateModel(Rng& r, Model& m) {
       Value* v = vals.empty() || r.oneIn(10) ? nullptr : r.pick(vals);
       if (node->numInputs() == 0 || r.oneIn(5)) {
         if (v == nullptr) return false;
-        node->addInput(v);
+        node->addInput(GraphBuilder::key(), v);
       } else {
-        node->setInput(r.below(node->numInputs()), v);
+        node->setInput(GraphBuilder::key(), r.below(node->numInputs()), v);
       }
       return true;
     }
@@ -940,9 +940,9 @@ bool mutateModel(Rng& r, Model& m) {
       if (node == nullptr || node->numInputs() == 0) return false;
       const size_t i = r.below(node->numInputs());
       if (r.oneIn(2))
-        node->removeInput(i);
+        node->removeInput(GraphBuilder::key(), i);
       else
-        node->addInput(node->input(i));
+        node->addInput(GraphBuilder::key(), node->input(i));
       return true;
     }
     case 7:
@@ -1006,7 +1006,7 @@ bool mutateModel(Rng& r, Model& m) {
       if (node == nullptr || node->input(0) == nullptr || node->output(0) == nullptr ||
           node->output(0)->isGraphOutput())
         return false;
-      node->output(0)->replaceAllUsesWith(node->input(0));
+      node->output(0)->replaceAllUsesWith(GraphBuilder::key(), node->input(0));
       return true;
     }
   }

@@ -3,9 +3,10 @@
 #
 #   cmake -DSOURCE_DIR=<repo> -P tests/lint/graph_mutators.cmake
 #
-# Graph's structural mutators take a Graph::Edit key that passes cannot make (the compiler
-# refuses them); this check covers the rest: Node's and Value's setters, which take no key, and
-# the key itself (GraphBuilder, for code that builds graphs whole, is no door for passes).
+# The IR's structural mutators (Graph's, Node's inputs and outputs, Value::replaceAllUsesWith)
+# take a GraphEdit key that passes cannot make, so the compiler refuses them; this check covers
+# the rest: the setters that take no key (Node::setAttr/removeAttr, Value::setName) and the key
+# itself (GraphBuilder, for code that builds graphs whole, is no door for passes).
 # The Rewriter's verbs share some names (setInput, addInput, removeInput, setAttr, removeAttr,
 # replaceValue): those count only on a receiver that is not a rewriter (by the convention `rw`,
 # `prw`, ...). fold_recipe.cpp is exempt: it builds a detached scratch graph of one node for a
@@ -29,7 +30,7 @@ foreach(f IN LISTS files)
   string(REGEX REPLACE "//[^\n]*" "" text "${text}")
   string(REGEX MATCHALL "[A-Za-z0-9_]*(\\.|->)(${only_graph})\\(" a "${text}")
   string(REGEX MATCHALL "[A-Za-z0-9_]*(\\.|->)(${shared})\\(" b "${text}")
-  string(REGEX MATCHALL "Graph::cloneGraphInto\\(|GraphBuilder|Graph::Edit|ir/graph_builder\\.h" c "${text}")
+  string(REGEX MATCHALL "Graph::cloneGraphInto\\(|GraphBuilder|GraphEdit|Graph::Edit|ir/graph_builder\\.h" c "${text}")
   set(calls ${a} ${c})
   foreach(m IN LISTS b)
     if(NOT m MATCHES "^[a-z]*rw(\\.|->)")
