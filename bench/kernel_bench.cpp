@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/graph_builder.h"
 #include "ir/tensor.h"
 #include "kernels/common.h"
 #include "kernels/op_registry.h"
@@ -243,10 +244,11 @@ Row runCase(const Options& o, MemcpyRef& ref, Case c) {
   std::vector<Value*> vals;
   std::vector<const Tensor*> ptrs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
-    vals.push_back(g.addInput("in" + std::to_string(i), Type::tensor(c.inputs[i].dtype())));
+    vals.push_back(g.addInput(GraphBuilder::key(), "in" + std::to_string(i),
+                              Type::tensor(c.inputs[i].dtype())));
     ptrs.push_back(&c.inputs[i]);
   }
-  Node* n = g.addNode(c.op, vals, 1);
+  Node* n = g.addNode(GraphBuilder::key(), c.op, vals, 1);
   for (Attribute& a : c.attrs)
     n->setAttr(std::move(a));
 

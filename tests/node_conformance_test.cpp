@@ -187,8 +187,8 @@ void bindValue(Model& m, Value* v, Tensor value) {
   Rewriter rw(m, g, /*notify=*/false);
   const std::string name = v->name();
   Value* built = buildStructure(rw, g.firstNode(), v->type, value, name + "__data");
-  g.replaceValue(v, built);
-  g.removeInput(v);
+  g.replaceValue(GraphBuilder::key(), v, built);
+  g.removeInput(GraphBuilder::key(), v);
   built->setName(name);
 }
 

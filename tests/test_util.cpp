@@ -152,22 +152,22 @@ Value* ModelBuilder::input(const std::string& name, DataType dtype,
   for (size_t i = 0; i < dims.size(); ++i) {
     s.dims.push_back(dims[i] >= 0 ? Dim::known(dims[i]) : Dim::symbol("N" + std::to_string(i)));
   }
-  return graph().addInput(name, Type::tensor(dtype, std::move(s)));
+  return graph().addInput(GraphBuilder::key(), name, Type::tensor(dtype, std::move(s)));
 }
 
 Value* ModelBuilder::initializer(const std::string& name, std::vector<int64_t> dims,
                                  const std::vector<float>& values) {
-  return graph().addInitializer(floatTensor(std::move(dims), values, name));
+  return graph().addInitializer(GraphBuilder::key(), floatTensor(std::move(dims), values, name));
 }
 
 Value* ModelBuilder::initializer(Tensor t) {
-  return graph().addInitializer(std::move(t));
+  return graph().addInitializer(GraphBuilder::key(), std::move(t));
 }
 
 Node* ModelBuilder::node(const std::string& op_type, const std::vector<Value*>& inputs,
                          size_t num_outputs, std::vector<Attribute> attrs,
                          const std::string& name) {
-  Node* n = graph().addNode(op_type, inputs, num_outputs);
+  Node* n = graph().addNode(GraphBuilder::key(), op_type, inputs, num_outputs);
   n->name = name;
   if (!name.empty()) graph().reserveName(name);
   for (Attribute& a : attrs)
@@ -181,7 +181,7 @@ Value* ModelBuilder::op(const std::string& op_type, const std::vector<Value*>& i
 }
 
 void ModelBuilder::output(Value* v) {
-  graph().addOutput(v);
+  graph().addOutput(GraphBuilder::key(), v);
 }
 
 Graph& ModelBuilder::subgraph(Node* n, const std::string& attr) {
@@ -233,9 +233,9 @@ std::vector<Tensor> runOp(const std::string& op, const std::vector<const Tensor*
 void bindInput(Graph& g, Value* v, Tensor t) {
   const std::string name = v->name();
   t.name = g.uniqueName(name + "__data");
-  Value* c = g.addInitializer(std::move(t));
-  g.replaceValue(v, c);  // a graph output's name moves to c
-  g.removeInput(v);
+  Value* c = g.addInitializer(GraphBuilder::key(), std::move(t));
+  g.replaceValue(GraphBuilder::key(), v, c);  // a graph output's name moves to c
+  g.removeInput(GraphBuilder::key(), v);
   c->setName(name);
 }
 

@@ -16,6 +16,7 @@
 
 #include "ir/buffer.h"
 #include "ir/graph.h"
+#include "ir/graph_builder.h"
 #include "passes/pass.h"
 
 namespace onnxfold::test {

@@ -52,11 +52,11 @@ void Value::compactUses() const {
   dead_uses_ = 0;
 }
 
-void Value::replaceAllUsesWith(Value* other) {
+void Value::replaceAllUsesWith(GraphEdit, Value* other) {
   assert(other != this);
   const std::vector<Use> uses = this->uses();
   for (const Use& u : uses)
-    u.user->setInput(u.index, other);
+    u.user->setInput(GraphEdit(), u.index, other);
 }
 
 // ----------------------------------------------------------------- Attribute
@@ -134,10 +134,10 @@ Attribute Attribute::makeTensor(std::string name, Tensor v) {
 Node::~Node() {
   // Subgraphs go first: their nodes may hold uses of values of enclosing graphs.
   attributes.clear();
-  removeAllInputs();
+  removeAllInputs(GraphEdit());
 }
 
-void Node::setInput(size_t i, Value* v) {
+void Node::setInput(GraphEdit, size_t i, Value* v) {
   assert(i < inputs_.size());
   if (inputs_[i] == v) return;
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
@@ -150,13 +150,13 @@ bool Node::inputRecorded(size_t i) const {
   return use_pos_[i] < uses.size() && uses[use_pos_[i]] == (Use{const_cast<Node*>(this), i});
 }
 
-void Node::addInput(Value* v) {
+void Node::addInput(GraphEdit, Value* v) {
   inputs_.push_back(v);
   use_pos_.push_back(0);
   if (v != nullptr) v->addUse(this, inputs_.size() - 1);
 }
 
-void Node::removeInput(size_t i) {
+void Node::removeInput(GraphEdit, size_t i) {
   assert(i < inputs_.size());
   if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   // Later inputs shift down one slot: renumber their uses.
@@ -167,7 +167,7 @@ void Node::removeInput(size_t i) {
   use_pos_.erase(use_pos_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void Node::removeAllInputs() {
+void Node::removeAllInputs(GraphEdit) {
   for (size_t i = inputs_.size(); i-- > 0;) {
     if (inputs_[i] != nullptr) inputs_[i]->removeUse(this, i);
   }
@@ -175,11 +175,11 @@ void Node::removeAllInputs() {
   use_pos_.clear();
 }
 
-Value* Node::addOutput(std::string name) {
-  return addOutputExact(name.empty() ? name : graph_->uniqueName(name));
+Value* Node::addOutput(GraphEdit, std::string name) {
+  return addOutputExact(GraphEdit(), name.empty() ? name : graph_->uniqueName(name));
 }
 
-Value* Node::addOutputExact(std::string name) {
+Value* Node::addOutputExact(GraphEdit, std::string name) {
   if (name.empty()) {
     outputs_.push_back(nullptr);
     output_ptrs_.push_back(nullptr);
@@ -279,10 +279,10 @@ Graph::Graph(Graph* parent, Node* owner) : parent_(parent), owner_(owner) {
 
 namespace {
 // Drops every use held by nodes of `g` and its subgraphs.
-void dropUses(Graph& g) {
+void dropUses(GraphEdit e, Graph& g) {
   for (Node* n : g.nodes()) {
-    n->removeAllInputs();
-    n->forEachSubgraph([](Graph& sg) { dropUses(sg); });
+    n->removeAllInputs(e);
+    n->forEachSubgraph([e](Graph& sg) { dropUses(e, sg); });
   }
 }
 }  // namespace
@@ -290,7 +290,7 @@ void dropUses(Graph& g) {
 Graph::~Graph() {
   // Uses go first, so no value is destroyed while a node still points at it,
   // even when a failed pass left the order broken.
-  dropUses(*this);
+  dropUses(Edit(), *this);
   while (last_ != nullptr) {
     Node* n = last_;
     unlink(n);
@@ -342,7 +342,7 @@ void Graph::destroyValue(Value* v) {
   owned_values_.erase(v);
 }
 
-Value* Graph::addInput(std::string name, Type type) {
+Value* Graph::addInput(Edit, std::string name, Type type) {
   Value* v = newValue(std::move(name));
   v->type = std::move(type);
   v->is_input_ = true;
@@ -351,13 +351,13 @@ Value* Graph::addInput(std::string name, Type type) {
   return v;
 }
 
-void Graph::addInputForInitializer(Value* v) {
+void Graph::addInputForInitializer(Edit, Value* v) {
   assert(v->isInitializer() && !v->is_input_);
   v->is_input_ = true;
   inputs_.push_back(v);
 }
 
-void Graph::removeInput(Value* v) {
+void Graph::removeInput(Edit, Value* v) {
   auto it = std::find(inputs_.begin(), inputs_.end(), v);
   assert(it != inputs_.end());
   inputs_.erase(it);
@@ -365,7 +365,7 @@ void Graph::removeInput(Value* v) {
   if (!v->isInitializer() && !v->isSparseInitializer()) destroyValue(v);
 }
 
-Value* Graph::addInitializer(Tensor t) {
+Value* Graph::addInitializer(Edit, Tensor t) {
   std::string name = t.name.empty() ? uniqueName("const") : t.name;
   if (lookupLocal(name) != nullptr) name = uniqueName(name);
   Value* v = newValue(name);
@@ -380,7 +380,7 @@ Value* Graph::addInitializer(Tensor t) {
   return v;
 }
 
-Value* Graph::addSparseInitializer(std::string name, SparseTensor t) {
+Value* Graph::addSparseInitializer(Edit, std::string name, SparseTensor t) {
   Value* v = newValue(std::move(name));
   v->type.kind = Type::Kind::kSparseTensor;
   v->type.elem_type = t.values.dtype();
@@ -390,7 +390,7 @@ Value* Graph::addSparseInitializer(std::string name, SparseTensor t) {
   return v;
 }
 
-void Graph::removeInitializer(Value* v) {
+void Graph::removeInitializer(Edit, Value* v) {
   auto& list = v->sparse_ ? sparse_initializers_ : initializers_;
   auto it = std::find(list.begin(), list.end(), v);
   assert(it != list.end());
@@ -400,31 +400,31 @@ void Graph::removeInitializer(Value* v) {
   if (!v->is_input_) destroyValue(v);
 }
 
-void Graph::addOutput(Value* v) {
+void Graph::addOutput(Edit, Value* v) {
   outputs_.push_back(v);
   ++v->output_refs_;
 }
 
-void Graph::setOutput(size_t i, Value* v) {
+void Graph::setOutput(Edit, size_t i, Value* v) {
   assert(i < outputs_.size());
   --outputs_[i]->output_refs_;
   outputs_[i] = v;
   ++v->output_refs_;
 }
 
-void Graph::removeOutput(size_t i) {
+void Graph::removeOutput(Edit, size_t i) {
   assert(i < outputs_.size());
   --outputs_[i]->output_refs_;
   outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
-void Graph::replaceOutput(Value* old_out, Value* v) {
+void Graph::replaceOutput(Edit, Value* old_out, Value* v) {
   if (old_out == v) return;
   const std::string name = old_out->name();
   old_out->setName(uniqueName(name + "__replaced"));
   v->setName(name);
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i] == old_out) setOutput(i, v);
+    if (outputs_[i] == old_out) setOutput(Edit(), i, v);
   }
 }
 
@@ -433,17 +433,17 @@ bool Graph::canTakeOutputName(const Value* v) const {
   return v->producer() != nullptr || (v->isInitializer() && !v->hasUses());
 }
 
-Node* Graph::replaceValue(Value* from, Value* to) {
+Node* Graph::replaceValue(Edit, Value* from, Value* to) {
   assert(from != to);
   Node* carrier = nullptr;
   if (from->isGraphOutput()) {
     Value* named = to;
     if (!canTakeOutputName(to)) {
-      carrier = createNode("Identity", {to}, 1);
+      carrier = createNode(Edit(), "Identity", {to}, 1);
       if (from->producer() != nullptr && from->producer()->graph() == this)
-        insertBefore(from->producer(), carrier);
+        insertBefore(Edit(), from->producer(), carrier);
       else
-        appendNode(carrier);
+        appendNode(Edit(), carrier);
       named = carrier->output(0);
       named->type = from->type;
     }
@@ -453,11 +453,11 @@ Node* Graph::replaceValue(Value* from, Value* to) {
                          (named->type.isTensor() && named->type.elem_type == DataType::kUndefined);
     if (unknown && !from->type.isNone()) named->type = from->type;
     // Uses first: `to` may be an initializer nothing used yet.
-    from->replaceAllUsesWith(to);
-    replaceOutput(from, named);
+    from->replaceAllUsesWith(Edit(), to);
+    replaceOutput(Edit(), from, named);
     return carrier;
   }
-  from->replaceAllUsesWith(to);
+  from->replaceAllUsesWith(Edit(), to);
   return nullptr;
 }
 
@@ -476,15 +476,15 @@ size_t Graph::numNodesRecursive() const {
   return n;
 }
 
-Node* Graph::createNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
-                        std::string domain) {
+Node* Graph::createNode(Edit, std::string op_type, const std::vector<Value*>& inputs,
+                        size_t num_outputs, std::string domain) {
   auto* n = new Node(this);
   n->op_type = std::move(op_type);
   n->domain = std::move(domain);
   for (Value* v : inputs)
-    n->addInput(v);
+    n->addInput(GraphEdit(), v);
   for (size_t i = 0; i < num_outputs; ++i)
-    n->addOutput(n->op_type + "_out");
+    n->addOutput(GraphEdit(), n->op_type + "_out");
   return n;
 }
 
@@ -515,7 +515,7 @@ void Graph::unlink(Node* n) {
   }
 }
 
-void Graph::appendNode(Node* n) {
+void Graph::appendNode(Edit, Node* n) {
   link(n);
   n->prev_ = last_;
   if (last_)
@@ -525,7 +525,7 @@ void Graph::appendNode(Node* n) {
   last_ = n;
 }
 
-void Graph::insertBefore(Node* pos, Node* n) {
+void Graph::insertBefore(Edit, Node* pos, Node* n) {
   assert(pos->graph_ == this && pos->linked_);
   link(n);
   n->next_ = pos;
@@ -537,23 +537,23 @@ void Graph::insertBefore(Node* pos, Node* n) {
   pos->prev_ = n;
 }
 
-void Graph::insertAfter(Node* pos, Node* n) {
+void Graph::insertAfter(Edit, Node* pos, Node* n) {
   assert(pos->graph_ == this && pos->linked_);
   if (pos->next_ == nullptr) {
-    appendNode(n);
+    appendNode(Edit(), n);
     return;
   }
-  insertBefore(pos->next_, n);
+  insertBefore(Edit(), pos->next_, n);
 }
 
-Node* Graph::addNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
-                     std::string domain) {
-  Node* n = createNode(std::move(op_type), inputs, num_outputs, std::move(domain));
-  appendNode(n);
+Node* Graph::addNode(Edit, std::string op_type, const std::vector<Value*>& inputs,
+                     size_t num_outputs, std::string domain) {
+  Node* n = createNode(Edit(), std::move(op_type), inputs, num_outputs, std::move(domain));
+  appendNode(Edit(), n);
   return n;
 }
 
-void Graph::eraseNode(Node* n) {
+void Graph::eraseNode(Edit, Node* n) {
   assert(n->graph_ == this);
   for (Value* v : n->output_ptrs_) {
     (void)v;
@@ -565,15 +565,15 @@ void Graph::eraseNode(Node* n) {
 }
 
 namespace {
-Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
+Attribute cloneAttribute(Graph::Edit e, const Attribute& a, Graph* new_parent, Node* owner,
                          const std::function<Value*(Value*)>& map, bool exact);
 
 }  // namespace
 
 // Copies `src` into the empty graph `dst`; values of src's enclosing graphs go through `outer`.
 // `exact`: keep every name (dst belongs to a fresh model) instead of making names unique.
-void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Value*(Value*)>& outer,
-                           bool exact) {
+void Graph::cloneGraphInto(Edit, const Graph& src, Graph& dst,
+                           const std::function<Value*(Value*)>& outer, bool exact) {
   std::unordered_map<const Value*, Value*> local;
   auto mapValue = [&](Value* v) -> Value* {
     if (v == nullptr) return nullptr;
@@ -597,22 +597,22 @@ void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Val
     to->value_info_unknown_fields = from->value_info_unknown_fields;
   };
   for (Value* v : src.initializers()) {
-    Value* nv = dst.addInitializer(*v->initializer());
+    Value* nv = dst.addInitializer(Edit(), *v->initializer());
     copyInfo(v, nv);
     local[v] = nv;
   }
   for (Value* v : src.sparseInitializers()) {
-    Value* nv = dst.addSparseInitializer(exact ? v->name() : dst.uniqueName(v->name()),
+    Value* nv = dst.addSparseInitializer(Edit(), exact ? v->name() : dst.uniqueName(v->name()),
                                          *v->sparseInitializer());
     copyInfo(v, nv);
     local[v] = nv;
   }
   for (Value* v : src.inputs()) {
     if (v->isInitializer() || v->isSparseInitializer()) {
-      dst.addInputForInitializer(local[v]);
+      dst.addInputForInitializer(Edit(), local[v]);
       continue;
     }
-    Value* nv = dst.addInput(exact ? v->name() : dst.uniqueName(v->name()), v->type);
+    Value* nv = dst.addInput(Edit(), exact ? v->name() : dst.uniqueName(v->name()), v->type);
     copyInfo(v, nv);
     local[v] = nv;
   }
@@ -626,7 +626,7 @@ void Graph::cloneGraphInto(const Graph& src, Graph& dst, const std::function<Val
     }
   }
   for (Value* v : src.outputs())
-    dst.addOutput(mapValue(v));
+    dst.addOutput(Edit(), mapValue(v));
 }
 
 Attribute Attribute::copyWithoutGraphs() const {
@@ -652,23 +652,24 @@ Attribute Attribute::copyWithoutGraphs() const {
 }
 
 namespace {
-Attribute cloneAttribute(const Attribute& a, Graph* new_parent, Node* owner,
+Attribute cloneAttribute(Graph::Edit e, const Attribute& a, Graph* new_parent, Node* owner,
                          const std::function<Value*(Value*)>& map, bool exact) {
   Attribute c = a.copyWithoutGraphs();
   if (a.g) {
     c.g = std::make_unique<Graph>(new_parent, owner);
-    Graph::cloneGraphInto(*a.g, *c.g, map, exact);
+    Graph::cloneGraphInto(e, *a.g, *c.g, map, exact);
   }
   for (const auto& g : a.graphs) {
     auto ng = std::make_unique<Graph>(new_parent, owner);
-    Graph::cloneGraphInto(*g, *ng, map, exact);
+    Graph::cloneGraphInto(e, *g, *ng, map, exact);
     c.graphs.push_back(std::move(ng));
   }
   return c;
 }
 }  // namespace
 
-Node* Graph::cloneNode(const Node& src, const std::function<Value*(Value*)>& map, Node* before) {
+Node* Graph::cloneNode(Edit, const Node& src, const std::function<Value*(Value*)>& map,
+                       Node* before) {
   return cloneNodeImpl(src, map, false, before);
 }
 
@@ -678,7 +679,7 @@ Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>&
   ins.reserve(src.numInputs());
   for (Value* v : src.inputs())
     ins.push_back(v ? map(v) : nullptr);
-  Node* n = createNode(src.op_type, ins, 0, src.domain);
+  Node* n = createNode(Edit(), src.op_type, ins, 0, src.domain);
   n->name = src.name;
   n->overload = src.overload;
   n->doc_string = src.doc_string;
@@ -688,17 +689,17 @@ Node* Graph::cloneNodeImpl(const Node& src, const std::function<Value*(Value*)>&
   for (Value* out : src.outputs()) {
     const std::string name = out ? out->name() : std::string();
     if (exact)
-      n->addOutputExact(name);
+      n->addOutputExact(GraphEdit(), name);
     else
-      n->addOutput(name);
+      n->addOutput(GraphEdit(), name);
   }
   for (const Attribute& a : src.attributes) {
-    n->attributes.push_back(cloneAttribute(a, this, n, map, exact));
+    n->attributes.push_back(cloneAttribute(Edit(), a, this, n, map, exact));
   }
   if (before != nullptr)
-    insertBefore(before, n);
+    insertBefore(Edit(), before, n);
   else
-    appendNode(n);
+    appendNode(Edit(), n);
   return n;
 }
 
@@ -750,18 +751,18 @@ std::unique_ptr<Model> Model::clone() const {
   m->metadata_props = metadata_props;
   m->configuration = configuration;
   m->unknown_fields = unknown_fields;
-  Graph::cloneGraphInto(*graph, *m->graph, noOuterValues, true);
+  Graph::cloneGraphInto(Graph::Edit(), *graph, *m->graph, noOuterValues, true);
   for (const TrainingInfo& t : training_info) {
     TrainingInfo c;
     // Training graphs see the main graph: map its values by name into the copy.
     auto outer = [&m](Value* v) { return m->graph->lookup(v->name()); };
     if (t.initialization) {
       c.initialization = std::make_unique<Graph>(m->graph.get(), nullptr);
-      Graph::cloneGraphInto(*t.initialization, *c.initialization, outer, true);
+      Graph::cloneGraphInto(Graph::Edit(), *t.initialization, *c.initialization, outer, true);
     }
     if (t.algorithm) {
       c.algorithm = std::make_unique<Graph>(m->graph.get(), nullptr);
-      Graph::cloneGraphInto(*t.algorithm, *c.algorithm, outer, true);
+      Graph::cloneGraphInto(Graph::Edit(), *t.algorithm, *c.algorithm, outer, true);
     }
     c.initialization_binding = t.initialization_binding;
     c.update_binding = t.update_binding;
@@ -775,10 +776,11 @@ std::unique_ptr<Model> Model::clone() const {
     c.overload = f.overload;
     c.attribute_names = f.attribute_names;
     for (const Attribute& a : f.attribute_defaults) {
-      c.attribute_defaults.push_back(cloneAttribute(a, nullptr, nullptr, noOuterValues, true));
+      c.attribute_defaults.push_back(
+          cloneAttribute(Graph::Edit(), a, nullptr, nullptr, noOuterValues, true));
     }
     c.body = std::make_unique<Graph>();
-    Graph::cloneGraphInto(*f.body, *c.body, noOuterValues, true);
+    Graph::cloneGraphInto(Graph::Edit(), *f.body, *c.body, noOuterValues, true);
     c.doc_string = f.doc_string;
     c.opset_import = f.opset_import;
     c.metadata_props = f.metadata_props;

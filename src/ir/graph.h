@@ -3,7 +3,10 @@
 // Values are SSA: one producer (a node output, a graph input or an
 // initializer) and a list of uses. Every mutation goes through this API, which
 // keeps the use lists, the name scope and the node order consistent; the
-// verifier (ir/verifier.h) checks that nothing broke them.
+// verifier (ir/verifier.h) checks that nothing broke them. The structural mutators
+// take a GraphEdit key: passes change graphs through the Rewriter (passes/rewrite.h),
+// which makes one; code that builds graphs whole (the reader, tests) takes one from
+// GraphBuilder (ir/graph_builder.h).
 //
 // Subgraphs (If/Loop/Scan bodies) are Graphs owned by a Node's attribute. A node
 // inside a subgraph may use a Value of an enclosing graph directly (an implicit
@@ -27,6 +30,23 @@ namespace onnxfold {
 class Graph;
 class Node;
 class Value;
+class Model;
+class Rewriter;
+struct GraphBuilder;
+
+// The key to the IR's structural mutators (a passkey: Graph's, and those of Node and Value
+// that change use lists or outputs): only the IR itself, the Rewriter (passes/rewrite.h: every
+// change a pass makes goes through it) and GraphBuilder (ir/graph_builder.h: code that builds
+// graphs whole, such as the reader and tests) make one.
+class GraphEdit {
+  GraphEdit() {}  // user-provided, so `GraphEdit{}` is no aggregate initialization around it
+  friend class Graph;
+  friend class Node;
+  friend class Value;
+  friend class Model;
+  friend class Rewriter;
+  friend struct GraphBuilder;
+};
 
 // One use of a Value: input slot `index` of node `user`.
 struct Use {
@@ -72,7 +92,7 @@ class Value {
 
   // Every use of this value now uses `other`. Graph outputs are not touched:
   // an output's name is the model's interface (see Graph::replaceOutput).
-  void replaceAllUsesWith(Value* other);
+  void replaceAllUsesWith(GraphEdit, Value* other);
 
   Type type;
   // ValueInfoProto fields. `in_value_info`: written to GraphProto.value_info.
@@ -180,20 +200,20 @@ class Node {
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   // Input i is in its value's use list where this node says (for the verifier).
   bool inputRecorded(size_t i) const;
-  void setInput(size_t i, Value* v);
-  void addInput(Value* v);
-  void removeInput(size_t i);
-  void removeAllInputs();
+  void setInput(GraphEdit, size_t i, Value* v);
+  void addInput(GraphEdit, Value* v);
+  void removeInput(GraphEdit, size_t i);
+  void removeAllInputs(GraphEdit);
 
   // Outputs: null entries are omitted optional outputs. The node owns them.
   const std::vector<Value*>& outputs() const { return output_ptrs_; }
   size_t numOutputs() const { return output_ptrs_.size(); }
   Value* output(size_t i) const { return i < output_ptrs_.size() ? output_ptrs_[i] : nullptr; }
   // Appends an output named `name` (made unique in the model if taken; "" = omitted).
-  Value* addOutput(std::string name);
+  Value* addOutput(GraphEdit, std::string name);
   // Appends an output with exactly this name; the caller has checked it is free
   // in the visible scope (sibling subgraphs may reuse names). Used by the reader.
-  Value* addOutputExact(std::string name);
+  Value* addOutputExact(GraphEdit, std::string name);
 
   bool isOp(std::string_view op) const { return op_type == op && isDefaultDomain(); }
   bool isDefaultDomain() const { return domain.empty() || domain == "ai.onnx"; }
@@ -266,6 +286,8 @@ struct OrphanValueInfo {
 
 class Graph {
  public:
+  using Edit = GraphEdit;  // the key to the mutators below (GraphEdit, above)
+
   // `parent`: the enclosing graph of a subgraph; `owner`: the node holding it.
   explicit Graph(Graph* parent = nullptr, Node* owner = nullptr);
   ~Graph();
@@ -290,27 +312,27 @@ class Graph {
   const std::vector<Value*>& sparseInitializers() const { return sparse_initializers_; }
 
   // Adds a graph input. The name must be free in this scope.
-  Value* addInput(std::string name, Type type);
+  Value* addInput(Edit, std::string name, Type type);
   // Marks an existing initializer as also being an (overridable) graph input.
-  void addInputForInitializer(Value* v);
+  void addInputForInitializer(Edit, Value* v);
   // Removes `v` from the inputs; destroys it unless it is an initializer.
   // Precondition: no uses unless it stays as an initializer.
-  void removeInput(Value* v);
+  void removeInput(Edit, Value* v);
 
   // Adds an initializer named t.name (made unique if empty or taken).
-  Value* addInitializer(Tensor t);
-  Value* addSparseInitializer(std::string name, SparseTensor t);
+  Value* addInitializer(Edit, Tensor t);
+  Value* addSparseInitializer(Edit, std::string name, SparseTensor t);
   // Drops the initializer data. The value is destroyed unless it is a graph input.
   // Precondition: no uses unless it stays as an input.
-  void removeInitializer(Value* v);
+  void removeInitializer(Edit, Value* v);
 
-  void addOutput(Value* v);
-  void setOutput(size_t i, Value* v);
-  void removeOutput(size_t i);
+  void addOutput(Edit, Value* v);
+  void setOutput(Edit, size_t i, Value* v);
+  void removeOutput(Edit, size_t i);
   // Makes the graph output that names `old_out` refer to `v` under the same name:
   // `v` is renamed to the output's name (the old value gets a fresh name).
   // Precondition: canTakeOutputName(v).
-  void replaceOutput(Value* old_out, Value* v);
+  void replaceOutput(Edit, Value* old_out, Value* v);
   // Whether `v` may take a graph output's name in place of another value: a node output of
   // this graph, or an initializer of it nothing uses yet (just made), that is neither a graph
   // input nor already an output (their names are the model's interface too).
@@ -318,7 +340,7 @@ class Graph {
   // Every use of `from` becomes a use of `to`, and a graph output `from` keeps its name (the
   // one rule for it): `to` takes the name when canTakeOutputName(to), else an Identity of `to`,
   // inserted before from's producer (appended when it has none), carries it and is returned.
-  Node* replaceValue(Value* from, Value* to);
+  Node* replaceValue(Edit, Value* from, Value* to);
 
   // --- nodes
   NodeRange nodes() const { return NodeRange(first_); }
@@ -332,24 +354,24 @@ class Graph {
   Node* enclosingNode(Node* n) const;
 
   // Creates a node with `num_outputs` outputs named `<base>_out<k>`; not yet in the list.
-  Node* createNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
+  Node* createNode(Edit, std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs,
                    std::string domain = "");
-  void appendNode(Node* n);
-  void insertBefore(Node* pos, Node* n);
-  void insertAfter(Node* pos, Node* n);
+  void appendNode(Edit, Node* n);
+  void insertBefore(Edit, Node* pos, Node* n);
+  void insertAfter(Edit, Node* pos, Node* n);
   // Convenience: create + append.
-  Node* addNode(std::string op_type, const std::vector<Value*>& inputs, size_t num_outputs = 1,
-                std::string domain = "");
+  Node* addNode(Edit, std::string op_type, const std::vector<Value*>& inputs,
+                size_t num_outputs = 1, std::string domain = "");
   // Deletes a node. Precondition: its outputs have no uses and are not graph outputs.
-  void eraseNode(Node* n);
+  void eraseNode(Edit, Node* n);
   // Deep copy of `src` (which may live in another graph) inserted before
   // `before` (at the end if null); `map` gives the value to use for each of
   // src's inputs and captures. Output names are made unique.
-  Node* cloneNode(const Node& src, const std::function<Value*(Value*)>& map,
+  Node* cloneNode(Edit, const Node& src, const std::function<Value*(Value*)>& map,
                   Node* before = nullptr);
   // Copies all of `src` into the empty graph `dst`; values of src's enclosing
   // graphs go through `outer`. `exact` keeps every name (dst is in a fresh model).
-  static void cloneGraphInto(const Graph& src, Graph& dst,
+  static void cloneGraphInto(Edit, const Graph& src, Graph& dst,
                              const std::function<Value*(Value*)>& outer, bool exact);
 
   // --- names

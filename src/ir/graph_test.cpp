@@ -60,27 +60,27 @@ TEST(Graph, AppendInsertEraseKeepOrderAndCounts) {
   EXPECT_EQ(g.firstNode(), a);
   EXPECT_EQ(g.lastNode(), c);
 
-  Node* d = g.createNode("D", {x}, 1);
+  Node* d = g.createNode(GraphBuilder::key(), "D", {x}, 1);
   EXPECT_EQ(g.numNodes(), 3u) << "a created node is not in the list yet";
-  g.insertBefore(bb, d);
+  g.insertBefore(GraphBuilder::key(), bb, d);
   EXPECT_EQ(order(g), "A D B C");
-  Node* e = g.createNode("E", {x}, 1);
-  g.insertAfter(c, e);  // after the last node: appends
+  Node* e = g.createNode(GraphBuilder::key(), "E", {x}, 1);
+  g.insertAfter(GraphBuilder::key(), c, e);  // after the last node: appends
   EXPECT_EQ(order(g), "A D B C E");
   EXPECT_EQ(g.lastNode(), e);
-  Node* f = g.createNode("F", {x}, 1);
-  g.insertBefore(a, f);  // before the first node
+  Node* f = g.createNode(GraphBuilder::key(), "F", {x}, 1);
+  g.insertBefore(GraphBuilder::key(), a, f);  // before the first node
   EXPECT_EQ(order(g), "F A D B C E");
   EXPECT_EQ(g.firstNode(), f);
-  Node* h = g.createNode("H", {x}, 1);
-  g.insertAfter(a, h);
+  Node* h = g.createNode(GraphBuilder::key(), "H", {x}, 1);
+  g.insertAfter(GraphBuilder::key(), a, h);
   EXPECT_EQ(order(g), "F A H D B C E");
   EXPECT_TRUE(verified(b.model()));
 
   // Erase from the front, middle and back.
-  g.eraseNode(f);
-  g.eraseNode(d);
-  g.eraseNode(e);
+  g.eraseNode(GraphBuilder::key(), f);
+  g.eraseNode(GraphBuilder::key(), d);
+  g.eraseNode(GraphBuilder::key(), e);
   EXPECT_EQ(order(g), "A H B C");
   EXPECT_EQ(g.firstNode(), a);
   EXPECT_EQ(g.lastNode(), c);
@@ -90,7 +90,7 @@ TEST(Graph, AppendInsertEraseKeepOrderAndCounts) {
 
   // Erasing while iterating is allowed.
   for (Node* n : g.nodes()) {
-    if (n->op_type == "H") g.eraseNode(n);
+    if (n->op_type == "H") g.eraseNode(GraphBuilder::key(), n);
   }
   EXPECT_EQ(order(g), "A B C");
   EXPECT_EQ(g.numNodesRecursive(), 3u);
@@ -106,37 +106,37 @@ TEST(Graph, NodeInputEditsKeepUseListsExact) {
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}}));
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 1}}));
 
-  n->addInput(x);  // Sum(x, y, x)
+  n->addInput(GraphBuilder::key(), x);  // Sum(x, y, x)
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}, {n, 2}}));
   EXPECT_EQ(x->users(), std::vector<Node*>{n}) << "distinct users";
   EXPECT_FALSE(x->hasOneUse());
   EXPECT_TRUE(verified(b.model()));
 
-  n->removeInput(0);  // Sum(y, x): later slots shift down
+  n->removeInput(GraphBuilder::key(), 0);  // Sum(y, x): later slots shift down
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 0}}));
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 1}}));
   EXPECT_TRUE(verified(b.model()));
 
-  n->setInput(0, x);  // Sum(x, x)
+  n->setInput(GraphBuilder::key(), 0, x);  // Sum(x, x)
   EXPECT_FALSE(y->hasUses());
   ASSERT_EQ(x->uses().size(), 2u);
   EXPECT_NE(std::find(x->uses().begin(), x->uses().end(), Use{n, 0}), x->uses().end());
   EXPECT_NE(std::find(x->uses().begin(), x->uses().end(), Use{n, 1}), x->uses().end());
   EXPECT_TRUE(verified(b.model()));
 
-  n->setInput(1, nullptr);  // an omitted optional input
+  n->setInput(GraphBuilder::key(), 1, nullptr);  // an omitted optional input
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{n, 0}}));
   EXPECT_TRUE(x->hasOneUse());
   EXPECT_EQ(n->input(1), nullptr);
-  n->addInput(nullptr);
-  n->addInput(y);  // Sum(x, _, _, y)
+  n->addInput(GraphBuilder::key(), nullptr);
+  n->addInput(GraphBuilder::key(), y);  // Sum(x, _, _, y)
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 3}}));
-  n->removeInput(1);  // Sum(x, _, y)
+  n->removeInput(GraphBuilder::key(), 1);  // Sum(x, _, y)
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{n, 2}}));
   EXPECT_EQ(n->numInputs(), 3u);
   EXPECT_TRUE(verified(b.model()));
 
-  n->removeAllInputs();
+  n->removeAllInputs(GraphBuilder::key());
   EXPECT_FALSE(x->hasUses());
   EXPECT_FALSE(y->hasUses());
   EXPECT_TRUE(verified(b.model()));
@@ -160,10 +160,10 @@ TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
   std::vector<Node*> expect;
   for (int i = 0; i < 1000; ++i) {
     if (i % 3 == 0) {
-      negs[i]->setInput(0, y);
+      negs[i]->setInput(GraphBuilder::key(), 0, y);
     } else if (i % 7 == 0) {
-      sum->setInput(static_cast<size_t>(i), y);
-      b.graph().eraseNode(negs[i]);
+      sum->setInput(GraphBuilder::key(), static_cast<size_t>(i), y);
+      b.graph().eraseNode(GraphBuilder::key(), negs[i]);
     } else {
       expect.push_back(negs[i]);
     }
@@ -175,8 +175,8 @@ TEST(Graph, WideFanOutUseListsStayInOrderThroughRemovals) {
   EXPECT_EQ(x->numUses(), expect.size());
   EXPECT_TRUE(verified(b.model()));
   // The Sum's inputs shift down when one is removed: positions follow.
-  sum->removeInput(0);
-  sum->removeInput(500);
+  sum->removeInput(GraphBuilder::key(), 0);
+  sum->removeInput(GraphBuilder::key(), 500);
   EXPECT_TRUE(verified(b.model()));
 }
 
@@ -186,12 +186,12 @@ TEST(Graph, VerifierFindsAUseListOutOfSync) {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
   b.output(b.op("Neg", {x}));
-  Node* stray = b.graph().createNode("Abs", {x}, 1);
+  Node* stray = b.graph().createNode(GraphBuilder::key(), "Abs", {x}, 1);
   const VerifyResult r = verify(b.model());
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("use lists record 2 uses for 1 node inputs"), std::string::npos)
       << r.message;
-  b.graph().insertBefore(b.graph().firstNode(), stray);
+  b.graph().insertBefore(GraphBuilder::key(), b.graph().firstNode(), stray);
   EXPECT_TRUE(verified(b.model())) << "inserted, it is a node like the others";
 }
 
@@ -212,7 +212,7 @@ TEST(Graph, ReplaceValueKeepsGraphOutputNames) {
 
   // A node output of the graph takes the name.
   EXPECT_TRUE(g.canTakeOutputName(r));
-  EXPECT_EQ(g.replaceValue(n, r), nullptr);
+  EXPECT_EQ(g.replaceValue(GraphBuilder::key(), n, r), nullptr);
   EXPECT_EQ(g.outputs()[0], r);
   EXPECT_EQ(r->name(), "out_n");
   EXPECT_NE(n->name(), "out_n");
@@ -220,7 +220,7 @@ TEST(Graph, ReplaceValueKeepsGraphOutputNames) {
   // A graph input cannot: an Identity carries the name, typed as the output was.
   a->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(2)}, {}});
   EXPECT_FALSE(g.canTakeOutputName(x));
-  Node* id = g.replaceValue(a, x);
+  Node* id = g.replaceValue(GraphBuilder::key(), a, x);
   ASSERT_NE(id, nullptr);
   EXPECT_EQ(id->op_type, "Identity");
   EXPECT_EQ(id->input(0), x);
@@ -231,17 +231,17 @@ TEST(Graph, ReplaceValueKeepsGraphOutputNames) {
 
   // An initializer nothing uses yet (just made) takes it; a used one does not.
   Tensor t = test::floatTensor({2}, {1, 2}, "c");
-  Value* c = g.addInitializer(std::move(t));
+  Value* c = g.addInitializer(GraphBuilder::key(), std::move(t));
   EXPECT_TRUE(g.canTakeOutputName(c));
-  Node* neg = g.addNode("Neg", {c}, 1);
+  Node* neg = g.addNode(GraphBuilder::key(), "Neg", {c}, 1);
   EXPECT_FALSE(g.canTakeOutputName(c));
-  g.eraseNode(neg);
-  EXPECT_EQ(g.replaceValue(r, c), nullptr);
+  g.eraseNode(GraphBuilder::key(), neg);
+  EXPECT_EQ(g.replaceValue(GraphBuilder::key(), r, c), nullptr);
   EXPECT_EQ(c->name(), "out_n");
   EXPECT_EQ(g.outputs()[0], c);
-  g.eraseNode(n->producer());
-  g.eraseNode(r->producer());
-  g.eraseNode(a->producer());
+  g.eraseNode(GraphBuilder::key(), n->producer());
+  g.eraseNode(GraphBuilder::key(), r->producer());
+  g.eraseNode(GraphBuilder::key(), a->producer());
   EXPECT_TRUE(verify(*m).ok) << verify(*m).message;
 }
 
@@ -250,7 +250,7 @@ TEST(Graph, GraphInputsAddAndRemove) {
   Graph& g = b.graph();
   Value* x = b.input("x", DataType::kFloat, {2});
   Value* w = b.initializer("w", {2}, {1, 2});
-  g.addInputForInitializer(w);  // an overridable default
+  g.addInputForInitializer(GraphBuilder::key(), w);  // an overridable default
   EXPECT_TRUE(w->isGraphInput());
   EXPECT_FALSE(w->isConstant());
   b.output(b.op("Add", {x, w}));
@@ -258,16 +258,16 @@ TEST(Graph, GraphInputsAddAndRemove) {
   EXPECT_TRUE(verified(b.model()));
 
   // Freezing: the initializer stays, it is no longer an input.
-  g.removeInput(w);
+  g.removeInput(GraphBuilder::key(), w);
   EXPECT_EQ(g.inputs(), std::vector<Value*>{x});
   EXPECT_TRUE(w->isConstant());
   EXPECT_EQ(g.lookup("w"), w);
   EXPECT_TRUE(verified(b.model()));
 
   // An unused plain input can go; its name is then free in the scope.
-  Value* z = g.addInput("z", Type::tensor(DataType::kInt64));
+  Value* z = g.addInput(GraphBuilder::key(), "z", Type::tensor(DataType::kInt64));
   EXPECT_EQ(g.lookup("z"), z);
-  g.removeInput(z);
+  g.removeInput(GraphBuilder::key(), z);
   EXPECT_EQ(g.lookup("z"), nullptr);
   EXPECT_TRUE(verified(b.model()));
 }
@@ -282,12 +282,12 @@ TEST(Graph, ReplaceAllUsesWith) {
   b.output(n1);
   b.output(add->output(0));
 
-  a->replaceAllUsesWith(x);
+  a->replaceAllUsesWith(GraphBuilder::key(), x);
   EXPECT_FALSE(a->hasUses());
   EXPECT_EQ(x->uses().size(), 4u);  // Relu, Neg, Add x2
   EXPECT_EQ(add->input(0), x);
   EXPECT_EQ(add->input(1), x);
-  b.graph().eraseNode(relu);  // now dead
+  b.graph().eraseNode(GraphBuilder::key(), relu);  // now dead
   EXPECT_EQ(order(b.graph()), "Neg Add");
   EXPECT_EQ(x->uses().size(), 3u);
   EXPECT_TRUE(verified(b.model()));
@@ -301,7 +301,7 @@ TEST(Graph, ReplaceAllUsesWithLeavesGraphOutputs) {
   Value* c = b.op("Neg", {a});
   b.output(a);
   b.output(c);
-  a->replaceAllUsesWith(other);
+  a->replaceAllUsesWith(GraphBuilder::key(), other);
   EXPECT_FALSE(a->hasUses());
   EXPECT_TRUE(a->isGraphOutput()) << "an output's name is the interface; RAUW must not move it";
   EXPECT_EQ(b.graph().outputs()[0], a);
@@ -319,7 +319,7 @@ TEST(Graph, ReplaceOutputKeepsTheOutputName) {
   const std::string neg_name = neg->name();
   Graph& g = b.graph();
 
-  g.replaceOutput(y, neg);
+  g.replaceOutput(GraphBuilder::key(), y, neg);
   EXPECT_EQ(neg->name(), "y");
   EXPECT_EQ(g.outputs(), std::vector<Value*>{neg});
   EXPECT_TRUE(neg->isGraphOutput());
@@ -329,7 +329,7 @@ TEST(Graph, ReplaceOutputKeepsTheOutputName) {
   EXPECT_EQ(g.lookup(neg_name), nullptr);
   EXPECT_TRUE(verified(b.model()));
 
-  g.eraseNode(relu);
+  g.eraseNode(GraphBuilder::key(), relu);
   EXPECT_TRUE(verified(b.model()));
   std::unique_ptr<Model> m = b.build();
   std::unique_ptr<Model> back = readModel(test::bufferOf(writeModelToString(*m)));
@@ -351,14 +351,14 @@ TEST(Graph, UniqueNamesAreModelWide) {
   Node* n1 = b.node("Relu", {x});
   Node* n2 = b.node("Relu", {x});
   EXPECT_NE(n1->output(0)->name(), n2->output(0)->name());
-  Value* o = n2->addOutput("x");
+  Value* o = n2->addOutput(GraphBuilder::key(), "x");
   EXPECT_NE(o->name(), "x");
   EXPECT_EQ(g.lookup(o->name()), o);
 
   // Names used inside a subgraph are taken for the whole model.
   Node* owner = b.node("If", {x}, 1);
   auto sub = std::make_unique<Graph>(&g, owner);
-  Node* inner = sub->addNode("Neg", {x});
+  Node* inner = sub->addNode(GraphBuilder::key(), "Neg", {x});
   inner->output(0)->setName("inner_name");
   Attribute attr;
   attr.name = "then_branch";
@@ -388,8 +388,9 @@ std::unique_ptr<Model> richModel() {
   for (const char* branch : {"then_branch", "else_branch"}) {
     auto sub = std::make_unique<Graph>(&g, iff);
     sub->name = branch;
-    Node* inner = sub->addNode(branch[0] == 't' ? "Relu" : "Neg", {mm});  // captures mm
-    sub->addOutput(inner->output(0));
+    Node* inner =
+        sub->addNode(GraphBuilder::key(), branch[0] == 't' ? "Relu" : "Neg", {mm});  // captures mm
+    sub->addOutput(GraphBuilder::key(), inner->output(0));
     Attribute a;
     a.name = branch;
     a.type = AttrType::kGraph;
@@ -430,8 +431,8 @@ TEST(Graph, CloneIsEqualSharesBytesAndIsIndependent) {
   // Structural edits to the clone leave the original alone.
   Graph& cg = *c->graph;
   Value* cx = cg.lookup("x");
-  Node* extra = cg.addNode("Identity", {cx});
-  cg.addOutput(extra->output(0));
+  Node* extra = cg.addNode(GraphBuilder::key(), "Identity", {cx});
+  cg.addOutput(GraphBuilder::key(), extra->output(0));
   cg.lookup("bias")->setName("bias_renamed");
   c->graph->name = "other";
   EXPECT_EQ(m->graph->lookup("x")->uses().size(), 1u);
@@ -471,9 +472,9 @@ TEST(Graph, SubgraphCaptureIsAUseOfTheOuterValue) {
 
   // Erasing the owning node drops the captured uses with its subgraphs.
   Node* add = iff->output(0)->uses()[0].user;
-  add->setInput(0, captured);
+  add->setInput(GraphBuilder::key(), 0, captured);
   EXPECT_EQ(captured->uses().size(), 3u);
-  g.eraseNode(iff);
+  g.eraseNode(GraphBuilder::key(), iff);
   ASSERT_EQ(captured->uses().size(), 1u);
   EXPECT_EQ(captured->uses()[0].user, add);
   EXPECT_EQ(g.numNodesRecursive(), 2u);
@@ -488,9 +489,9 @@ TEST(Graph, VerifierRejectsUseBeforeDefinitionNamingTheNode) {
   b.output(bv);
   ASSERT_TRUE(verified(b.model()));
 
-  Node* bad = b.graph().createNode("Abs", {bv}, 1);
+  Node* bad = b.graph().createNode(GraphBuilder::key(), "Abs", {bv}, 1);
   bad->name = "bad_abs";
-  b.graph().insertBefore(a, bad);  // uses a value defined after it
+  b.graph().insertBefore(GraphBuilder::key(), a, bad);  // uses a value defined after it
   VerifyResult r = verify(b.model());
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("'bad_abs'"), std::string::npos) << r.message;
@@ -502,7 +503,7 @@ TEST(Graph, VerifierRejectsUseBeforeDefinitionNamingTheNode) {
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("Abs -> 'Abs_out'"), std::string::npos) << r.message;
 
-  b.graph().eraseNode(bad);
+  b.graph().eraseNode(GraphBuilder::key(), bad);
   EXPECT_TRUE(verified(b.model()));
 }
 
@@ -518,16 +519,16 @@ TEST(Graph, VerifierRejectsACaptureOfALaterValue) {
   ASSERT_EQ(relu->op_type, "Relu");
   Value* before = relu->input(0);
   // A value defined after the If node is not visible inside its branches.
-  Node* late = g.addNode("Abs", {g.lookup("x")});
-  relu->setInput(0, late->output(0));
+  Node* late = g.addNode(GraphBuilder::key(), "Abs", {g.lookup("x")});
+  relu->setInput(GraphBuilder::key(), 0, late->output(0));
   VerifyResult r = verify(*m);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("then_branch"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("Relu -> 'Relu_out' (Relu)"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("not defined before"), std::string::npos) << r.message;
   // Restore (a graph must be valid to be destroyed: uses go before definitions).
-  relu->setInput(0, before);
-  g.eraseNode(late);
+  relu->setInput(GraphBuilder::key(), 0, before);
+  g.eraseNode(GraphBuilder::key(), late);
   EXPECT_TRUE(verified(*m));
 }
 
@@ -535,15 +536,15 @@ TEST(Graph, VerifierRejectsUndefinedGraphOutput) {
   ModelBuilder b;
   Value* x = b.input("x", DataType::kFloat, {2});
   b.output(b.op("Relu", {x}));
-  Node* loose = b.graph().createNode("Neg", {x}, 1);  // never linked
+  Node* loose = b.graph().createNode(GraphBuilder::key(), "Neg", {x}, 1);  // never linked
   loose->output(0)->setName("loose_out");
-  b.graph().addOutput(loose->output(0));
+  b.graph().addOutput(GraphBuilder::key(), loose->output(0));
   VerifyResult r = verify(b.model());
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.message.find("graph output 'loose_out' is not defined"), std::string::npos)
       << r.message;
-  b.graph().removeOutput(1);
-  b.graph().eraseNode(loose);
+  b.graph().removeOutput(GraphBuilder::key(), 1);
+  b.graph().eraseNode(GraphBuilder::key(), loose);
   EXPECT_TRUE(verified(b.model()));
 }
 
@@ -595,7 +596,7 @@ TEST(GraphDeathTest, ErasingAUsedNodeAsserts) {
   Value* x = b.input("x", DataType::kFloat, {2});
   Node* relu = b.node("Relu", {x});
   b.output(b.op("Neg", {relu->output(0)}));
-  EXPECT_DEATH(b.graph().eraseNode(relu), "still used");
+  EXPECT_DEATH(b.graph().eraseNode(GraphBuilder::key(), relu), "still used");
 }
 #endif
 

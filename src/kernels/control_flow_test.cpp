@@ -36,18 +36,18 @@ std::unique_ptr<Model> cumulativeLoop(ModelBuilder& b, Value* m, Value* cond) {
   Node* loop = b.node("Loop", {m, cond, init}, 2);
   {
     Graph& g = b.subgraph(loop, "body");
-    g.addInput("i", Type::tensor(DataType::kInt64, dims({})));
-    Value* c = g.addInput("c", Type::tensor(DataType::kBool, dims({})));
-    Value* sum = g.addInput("sum", Type::tensor(DataType::kFloat, dims({2})));
-    Node* add = g.addNode("Add", {sum, x});
-    Node* keep = g.addNode("Identity", {c});
-    Node* scan = g.addNode("Identity", {add->output(0)});
+    g.addInput(GraphBuilder::key(), "i", Type::tensor(DataType::kInt64, dims({})));
+    Value* c = g.addInput(GraphBuilder::key(), "c", Type::tensor(DataType::kBool, dims({})));
+    Value* sum = g.addInput(GraphBuilder::key(), "sum", Type::tensor(DataType::kFloat, dims({2})));
+    Node* add = g.addNode(GraphBuilder::key(), "Add", {sum, x});
+    Node* keep = g.addNode(GraphBuilder::key(), "Identity", {c});
+    Node* scan = g.addNode(GraphBuilder::key(), "Identity", {add->output(0)});
     add->output(0)->type = Type::tensor(DataType::kFloat, dims({2}));
     scan->output(0)->type = Type::tensor(DataType::kFloat, dims({2}));
     keep->output(0)->type = Type::tensor(DataType::kBool, dims({}));
-    g.addOutput(keep->output(0));
-    g.addOutput(add->output(0));
-    g.addOutput(scan->output(0));
+    g.addOutput(GraphBuilder::key(), keep->output(0));
+    g.addOutput(GraphBuilder::key(), add->output(0));
+    g.addOutput(GraphBuilder::key(), scan->output(0));
   }
   b.output(loop->output(0));
   b.output(loop->output(1));
@@ -97,13 +97,13 @@ TEST(LoopFold, ConditionFromTheBodyStopsTheLoop) {
   Node* loop = b.node("Loop", {nullptr, cond, init}, 1);
   {
     Graph& g = b.subgraph(loop, "body");
-    Value* i = g.addInput("i", Type::tensor(DataType::kInt64, dims({})));
-    g.addInput("c", Type::tensor(DataType::kBool, dims({})));
-    Value* n = g.addInput("n", Type::tensor(DataType::kFloat, dims({})));
-    Node* next = g.addNode("Less", {i, limit});  // runs for i = 0, 1, 2
-    Node* add = g.addNode("Add", {n, one});
-    g.addOutput(next->output(0));
-    g.addOutput(add->output(0));
+    Value* i = g.addInput(GraphBuilder::key(), "i", Type::tensor(DataType::kInt64, dims({})));
+    g.addInput(GraphBuilder::key(), "c", Type::tensor(DataType::kBool, dims({})));
+    Value* n = g.addInput(GraphBuilder::key(), "n", Type::tensor(DataType::kFloat, dims({})));
+    Node* next = g.addNode(GraphBuilder::key(), "Less", {i, limit});  // runs for i = 0, 1, 2
+    Node* add = g.addNode(GraphBuilder::key(), "Add", {n, one});
+    g.addOutput(GraphBuilder::key(), next->output(0));
+    g.addOutput(GraphBuilder::key(), add->output(0));
   }
   b.output(loop->output(0));
   std::unique_ptr<Model> model = b.build();
@@ -122,12 +122,12 @@ TEST(ScanFold, ReverseDirectionsAndAxes) {
             Attribute::makeInts("scan_output_axes", {1})));
   {
     Graph& g = b.subgraph(scan, "body");
-    Value* s = g.addInput("s", Type::tensor(DataType::kFloat, dims({2})));
-    Value* x = g.addInput("x", Type::tensor(DataType::kFloat, dims({2})));
-    Node* add = g.addNode("Add", {s, x});
-    Node* out = g.addNode("Identity", {add->output(0)});
-    g.addOutput(add->output(0));
-    g.addOutput(out->output(0));
+    Value* s = g.addInput(GraphBuilder::key(), "s", Type::tensor(DataType::kFloat, dims({2})));
+    Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat, dims({2})));
+    Node* add = g.addNode(GraphBuilder::key(), "Add", {s, x});
+    Node* out = g.addNode(GraphBuilder::key(), "Identity", {add->output(0)});
+    g.addOutput(GraphBuilder::key(), add->output(0));
+    g.addOutput(GraphBuilder::key(), out->output(0));
   }
   b.output(scan->output(0));
   b.output(scan->output(1));
@@ -146,11 +146,11 @@ TEST(ScanFold, UnknownCapturedValueKeepsTheScan) {
   Node* scan = b.node("Scan", {init, xs}, 1, attrs(Attribute::makeInt("num_scan_inputs", 1)));
   {
     Graph& g = b.subgraph(scan, "body");
-    Value* s = g.addInput("s", Type::tensor(DataType::kFloat, dims({2})));
-    Value* x = g.addInput("x", Type::tensor(DataType::kFloat, dims({2})));
-    Node* mul = g.addNode("Mul", {x, w});
-    Node* add = g.addNode("Add", {s, mul->output(0)});
-    g.addOutput(add->output(0));
+    Value* s = g.addInput(GraphBuilder::key(), "s", Type::tensor(DataType::kFloat, dims({2})));
+    Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat, dims({2})));
+    Node* mul = g.addNode(GraphBuilder::key(), "Mul", {x, w});
+    Node* add = g.addNode(GraphBuilder::key(), "Add", {s, mul->output(0)});
+    g.addOutput(GraphBuilder::key(), add->output(0));
   }
   b.output(scan->output(0));
   std::unique_ptr<Model> model = b.build();

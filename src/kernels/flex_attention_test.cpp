@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/error.h"
+#include "ir/graph_builder.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/subgraph_eval.h"
 #include "passes/pass.h"
@@ -140,9 +141,11 @@ void setModifier(Node* holder, const char* attr, const char* op, float c) {
   a.type = AttrType::kGraph;
   a.g = std::make_unique<Graph>(holder->graph(), holder);
   a.g->name = std::string(attr) + "_graph";
-  Value* x = a.g->addInput(a.g->uniqueName("x"), Type::tensor(DataType::kFloat));
-  Value* k = a.g->addInitializer(test::floatTensor({}, {c}, a.g->uniqueName("c")));
-  a.g->addOutput(a.g->addNode(op, {x, k})->output(0));
+  Value* x =
+      a.g->addInput(GraphBuilder::key(), a.g->uniqueName("x"), Type::tensor(DataType::kFloat));
+  Value* k =
+      a.g->addInitializer(GraphBuilder::key(), test::floatTensor({}, {c}, a.g->uniqueName("c")));
+  a.g->addOutput(GraphBuilder::key(), a.g->addNode(GraphBuilder::key(), op, {x, k})->output(0));
   holder->setAttr(std::move(a));
 }
 
@@ -185,15 +188,16 @@ std::unique_ptr<Model> causalModel() {
   Node* n = b.node("FlexAttention", qkv, 1, {}, "flex");
   n->domain = kPreview;
   Graph& g = b.subgraph(n, "score_mod");
-  Value* s = g.addInput("scores", Type::tensor(DataType::kFloat));
+  Value* s = g.addInput(GraphBuilder::key(), "scores", Type::tensor(DataType::kFloat));
   Tensor m(DataType::kBool, {3, 3});
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 3; ++j)
       m.mutableBytes()[i * 3 + j] = j <= i;
   m.name = "mask";
-  Value* mask = g.addInitializer(std::move(m));
-  Value* ninf = g.addInitializer(test::floatTensor({}, {-INFINITY}, "ninf"));
-  g.addOutput(g.addNode("Where", {mask, s, ninf})->output(0));
+  Value* mask = g.addInitializer(GraphBuilder::key(), std::move(m));
+  Value* ninf = g.addInitializer(GraphBuilder::key(), test::floatTensor({}, {-INFINITY}, "ninf"));
+  g.addOutput(GraphBuilder::key(),
+              g.addNode(GraphBuilder::key(), "Where", {mask, s, ninf})->output(0));
   b.output(n->output(0));
   return b.build();
 }

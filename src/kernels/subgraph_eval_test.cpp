@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "ir/error.h"
+#include "ir/graph_builder.h"
 #include "kernels/kernel_test_util.h"
 
 namespace onnxfold {
@@ -28,12 +29,12 @@ TEST(SubgraphEval, RunsNodesOnInputsAndInitializers) {
   Body body;
   Graph& g = *body.g;
   g.name = "body";
-  Value* x = g.addInput("x", Type::tensor(DataType::kFloat));
-  Value* two = g.addInitializer(test::floatTensor({}, {2}, "two"));
-  Value* y = g.addNode("Mul", {x, two})->output(0);
-  Value* z = g.addNode("Neg", {y})->output(0);
-  g.addOutput(z);
-  g.addOutput(x);  // an input may be an output as it is
+  Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat));
+  Value* two = g.addInitializer(GraphBuilder::key(), test::floatTensor({}, {2}, "two"));
+  Value* y = g.addNode(GraphBuilder::key(), "Mul", {x, two})->output(0);
+  Value* z = g.addNode(GraphBuilder::key(), "Neg", {y})->output(0);
+  g.addOutput(GraphBuilder::key(), z);
+  g.addOutput(GraphBuilder::key(), x);  // an input may be an output as it is
   const Tensor in = test::floatTensor({3}, {1, -2, 0.5f});
   const std::vector<Tensor> out = evaluateSubgraph(g, {&in}, opset17());
   ASSERT_EQ(out.size(), 2u);
@@ -44,8 +45,9 @@ TEST(SubgraphEval, RunsNodesOnInputsAndInitializers) {
 TEST(SubgraphEval, UsesTheOpsetTheEnvironmentGives) {
   Body body;
   Graph& g = *body.g;
-  Value* x = g.addInput("x", Type::tensor(DataType::kFloat));
-  g.addOutput(g.addNode("Gelu", {x})->output(0));  // Gelu is opset 20
+  Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat));
+  g.addOutput(GraphBuilder::key(),
+              g.addNode(GraphBuilder::key(), "Gelu", {x})->output(0));  // Gelu is opset 20
   const Tensor in = test::floatTensor({1}, {1});
   EXPECT_THROW(evaluateSubgraph(g, {&in}, opset17()), Error);
   const SubgraphEnv env20{[](std::string_view) -> int64_t { return 20; }, {}};
@@ -56,8 +58,8 @@ TEST(SubgraphEval, ReadsCapturedValuesThroughTheEnvironment) {
   Body body;
   Value* outer = body.b.initializer("outer", {1}, {10});
   Graph& g = *body.g;
-  Value* x = g.addInput("x", Type::tensor(DataType::kFloat));
-  g.addOutput(g.addNode("Add", {x, outer})->output(0));
+  Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat));
+  g.addOutput(GraphBuilder::key(), g.addNode(GraphBuilder::key(), "Add", {x, outer})->output(0));
   const Tensor in = test::floatTensor({2}, {1, 2});
   try {
     evaluateSubgraph(g, {&in}, opset17());  // no way to read captures
@@ -73,20 +75,22 @@ TEST(SubgraphEval, ReadsCapturedValuesThroughTheEnvironment) {
 TEST(SubgraphEval, RunsTheTakenBranchOfANestedIf) {
   Body body;
   Graph& g = *body.g;
-  Value* x = g.addInput("x", Type::tensor(DataType::kFloat));
-  Value* c = g.addInput("c", Type::tensor(DataType::kBool));
-  Node* iff = g.addNode("If", {c}, 1);
+  Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat));
+  Value* c = g.addInput(GraphBuilder::key(), "c", Type::tensor(DataType::kBool));
+  Node* iff = g.addNode(GraphBuilder::key(), "If", {c}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
     Attribute a;
     a.name = branch;
     a.type = AttrType::kGraph;
     a.g = std::make_unique<Graph>(&g, iff);
     // The branches use x of the body: a capture one level up.
-    a.g->addOutput(
-        a.g->addNode(std::string(branch) == "then_branch" ? "Relu" : "Neg", {x})->output(0));
+    a.g->addOutput(GraphBuilder::key(),
+                   a.g->addNode(GraphBuilder::key(),
+                                std::string(branch) == "then_branch" ? "Relu" : "Neg", {x})
+                       ->output(0));
     iff->setAttr(std::move(a));
   }
-  g.addOutput(iff->output(0));
+  g.addOutput(GraphBuilder::key(), iff->output(0));
   const Tensor in = test::floatTensor({2}, {-1, 2});
   for (bool taken : {true, false}) {
     Tensor cond(DataType::kBool, {});
@@ -100,8 +104,9 @@ TEST(SubgraphEval, ErrorsNameTheGraph) {
   Body body;
   Graph& g = *body.g;
   g.name = "mod";
-  Value* x = g.addInput("x", Type::tensor(DataType::kFloat));
-  g.addOutput(g.addNode("Reshape", {x, x})->output(0));  // a float shape
+  Value* x = g.addInput(GraphBuilder::key(), "x", Type::tensor(DataType::kFloat));
+  g.addOutput(GraphBuilder::key(),
+              g.addNode(GraphBuilder::key(), "Reshape", {x, x})->output(0));  // a float shape
   const Tensor in = test::floatTensor({2}, {1, 2});
   EXPECT_THROW(evaluateSubgraph(g, {}, opset17()), Error);  // one input missing
   try {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/graph_builder.h"
 #include "ir/verifier.h"
 #include "onnx/proto_fields.h"
 #include "onnx/wire.h"
@@ -768,7 +769,7 @@ class Reader {
                        std::vector<std::pair<Graph*, PendingGraph>>& subgraphs) {
     PendingNode p;
     p.index = index;
-    p.node.reset(g.createNode("", {}, 0));
+    p.node.reset(g.createNode(GraphBuilder::key(), "", {}, 0));
     Node& n = *p.node;
     FieldReader f(data, "NodeProto", proto::kNodeFields);
     std::vector<std::string_view> attr_bytes;
@@ -1022,29 +1023,29 @@ class Reader {
     // Initializers, then inputs (an input may name an initializer: an overridable default).
     for (Tensor& t : pg.initializers) {
       defineOrFail(g, t.name, label, "initializer");
-      g.addInitializer(std::move(t));
+      g.addInitializer(GraphBuilder::key(), std::move(t));
     }
     for (size_t i = 0; i < pg.sparse_initializers.size(); ++i) {
       SparseTensor& s = pg.sparse_initializers[i];
       const std::string name = s.values.name;
       defineOrFail(g, name, label, "sparse initializer");
-      g.addSparseInitializer(name, std::move(s));
+      g.addSparseInitializer(GraphBuilder::key(), name, std::move(s));
     }
     for (ValueInfoRec& vi : pg.inputs) {
       Value* existing = g.lookupLocal(vi.name);
       if (existing != nullptr && (existing->isInitializer() || existing->isSparseInitializer()) &&
           !existing->isGraphInput()) {
-        g.addInputForInitializer(existing);
+        g.addInputForInitializer(GraphBuilder::key(), existing);
         applyInfo(existing, vi);
         continue;
       }
       defineOrFail(g, vi.name, label, "graph input");
-      Value* v = g.addInput(vi.name, Type());
+      Value* v = g.addInput(GraphBuilder::key(), vi.name, Type());
       applyInfo(v, vi);
     }
     for (const std::string& name : pg.fn_inputs) {
       defineOrFail(g, name, label, "function input");
-      g.addInput(name, Type());
+      g.addInput(GraphBuilder::key(), name, Type());
     }
 
     sortNodes(pg, label);
@@ -1080,10 +1081,10 @@ class Reader {
         }
       }
       for (const std::string& o : pn.outputs)
-        n->addOutputExact(o);
+        n->addOutputExact(GraphBuilder::key(), o);
       for (Value* v : ins)
-        n->addInput(v);
-      g.appendNode(pn.node.release());
+        n->addInput(GraphBuilder::key(), v);
+      g.appendNode(GraphBuilder::key(), pn.node.release());
       // Subgraphs see everything defined so far, including this node's inputs.
       try {
         n->forEachSubgraph([&](Graph& sg) {
@@ -1118,14 +1119,14 @@ class Reader {
       if (v->graph() == &g && !v->isGraphOutput() && !v->in_value_info && !v->isGraphInput()) {
         applyInfo(v, vi);
       }
-      g.addOutput(v);
+      g.addOutput(GraphBuilder::key(), v);
     }
     for (const std::string& name : pg.fn_outputs) {
       Value* v = g.lookup(name);
       if (v == nullptr) {
         throw ParseError(label, "function output " + quoted(name) + " is not produced by any node");
       }
-      g.addOutput(v);
+      g.addOutput(GraphBuilder::key(), v);
     }
   }
 

@@ -39,6 +39,7 @@
 #include "passes/float16_policy.h"
 #include "passes/passes.h"
 #include "passes/propagation.h"
+#include "passes/rewrite.h"
 #include "passes/validate.h"
 #include "schema/op_schema.h"
 
@@ -620,21 +621,18 @@ class Converter {
     }
   }
 
-  Value* castOf(Value* v, DataType to, Graph& g, Node* before) {
+  Value* castOf(Value* v, DataType to, Rewriter& rw, Node* before) {
+    Graph& g = rw.graph();
     Value*& c = casts_[{v, to, &g}];
     if (c != nullptr) return c;
-    Node* n = g.createNode("Cast", {v}, 1);
-    n->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
-    n->name = g.uniqueName(v->name() + (to == kF16 ? "/to_float16" : "/to_float32"));
+    Node* n = rw.create("Cast", {v}, 1, before,
+                        g.uniqueName(v->name() + (to == kF16 ? "/to_float16" : "/to_float32")),
+                        attributes(Attribute::makeInt("to", static_cast<int64_t>(to))));
     c = n->output(0);
-    c->setName(g.uniqueName(v->name() + (to == kF16 ? "_float16" : "_float32")));
+    rw.rename(c, g.uniqueName(v->name() + (to == kF16 ? "_float16" : "_float32")));
     c->type = prop_.typeOf(v);
     if (!c->type.isTensor()) c->type = Type::tensor(to);
     c->type.elem_type = to;
-    if (before != nullptr)
-      g.insertBefore(before, n);
-    else
-      g.appendNode(n);
     ++casts_inserted_;
     return c;
   }
@@ -642,13 +640,15 @@ class Converter {
   static DataType storageFor(Want w) { return w == Want::kHalf ? kF16 : kF32; }
 
   void insertCasts(Graph& g) {
+    Rewriter rw(m_, g, /*notify=*/false);
     for (Node* n : g.nodes()) {
       const Decision& d = decisions_.at(n);
       for (size_t i = 0; i < n->numInputs(); ++i) {
         Value* v = n->input(i);
         auto it = v != nullptr ? storage_.find(v) : storage_.end();
         if (it == storage_.end() || d.in[i] == Want::kKeep) continue;
-        if (it->second != storageFor(d.in[i])) n->setInput(i, castOf(v, storageFor(d.in[i]), g, n));
+        if (it->second != storageFor(d.in[i]))
+          rw.setInput(n, i, castOf(v, storageFor(d.in[i]), rw, n));
       }
     }
     const Want want = outputWant(g);
@@ -656,11 +656,11 @@ class Converter {
       Value* v = g.outputs()[i];
       auto it = storage_.find(v);
       if (it == storage_.end() || it->second == storageFor(want)) continue;
-      Value* c = castOf(v, storageFor(want), g, nullptr);
+      Value* c = castOf(v, storageFor(want), rw, nullptr);
       if (roles_.at(&g) == Role::kMain && g.canTakeOutputName(c)) {
-        g.replaceOutput(v, c);  // the interface keeps its names
+        rw.replaceGraphOutput(v, c);  // the interface keeps its names
       } else {
-        g.setOutput(i, c);
+        rw.setGraphOutput(i, c);
       }
     }
   }
@@ -672,13 +672,14 @@ class Converter {
       if (mv->type.isTensor()) mv->type.elem_type = kF16;
       Node* p = mv->producer();
       if (p == nullptr || !p->isDefaultDomain()) continue;
+      Rewriter rw(m_, *p->graph(), /*notify=*/false);
       const std::string& op = p->op_type;
       if (op == "Cast" && p->attrInt("to", 0) == static_cast<int64_t>(kF32)) {
-        p->setAttr(Attribute::makeInt("to", static_cast<int64_t>(kF16)));
+        rw.setAttr(p, Attribute::makeInt("to", static_cast<int64_t>(kF16)));
       } else if (op == "ConstantOfShape") {
         const Attribute* a = p->attr("value");
         Tensor value = a != nullptr ? a->t : Tensor(kF32, {1});
-        if (value.dtype() == kF32) p->setAttr(Attribute::makeTensor("value", toFloat16(value)));
+        if (value.dtype() == kF32) rw.setAttr(p, Attribute::makeTensor("value", toFloat16(value)));
       } else {
         // The attribute naming the output type, when it defaults to float32 or says so.
         const bool defaults_float = op == "RandomNormal" || op == "RandomUniform" ||
@@ -689,7 +690,7 @@ class Converter {
                               : "dtype";
         if ((defaults_float || p->attr(key) != nullptr) &&
             p->attrInt(key, static_cast<int64_t>(kF32)) == static_cast<int64_t>(kF32)) {
-          p->setAttr(Attribute::makeInt(key, static_cast<int64_t>(kF16)));
+          rw.setAttr(p, Attribute::makeInt(key, static_cast<int64_t>(kF16)));
         }
       }
     }
@@ -703,6 +704,7 @@ class Converter {
 
   // A Cast to the type its input has, and a widening Cast undone by the next, go.
   void removeCasts(Graph& g) {
+    Rewriter rw(m_, g, /*notify=*/false);
     for (Node* n : g.nodes()) {
       if (!n->isOp("Cast") || n->output(0) == nullptr) continue;
       Value* out = n->output(0);
@@ -717,14 +719,14 @@ class Converter {
       }
       if (to_value == nullptr) continue;
       if (out->isGraphOutput() && !g.canTakeOutputName(to_value)) continue;
-      g.replaceValue(out, to_value);
+      rw.replaceValue(out, to_value);
       if (!out->hasUses() && !out->isGraphOutput()) {
-        g.eraseNode(n);
+        rw.erase(n);
         ++casts_removed_;
       }
       if (Node* p = to_value == in ? nullptr : in->producer();
           p != nullptr && !in->hasUses() && !in->isGraphOutput()) {
-        g.eraseNode(p);
+        rw.erase(p);
         ++casts_removed_;
       }
     }

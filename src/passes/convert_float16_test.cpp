@@ -255,10 +255,11 @@ TEST(ConvertFloat16, SubgraphsSeeTheConvertedOuterValues) {
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
     Graph& g = b.subgraph(iff, branch);
-    Value* sum = g.addNode("Add", {h, x})->output(0);
-    Value* out = g.addNode(branch[0] == 't' ? "Relu" : "Neg", {sum})->output(0);
+    Value* sum = g.addNode(GraphBuilder::key(), "Add", {h, x})->output(0);
+    Value* out =
+        g.addNode(GraphBuilder::key(), branch[0] == 't' ? "Relu" : "Neg", {sum})->output(0);
     out->type = Type::tensor(DataType::kFloat);
-    g.addOutput(out);
+    g.addOutput(GraphBuilder::key(), out);
   }
   b.output(iff->output(0));
   std::unique_ptr<Model> m = b.build();
@@ -293,10 +294,11 @@ TEST(ConvertFloat16, LocalFunctionBodiesFollowTheirCalls) {
   f.name = "Scale";
   f.domain = "my.fns";
   f.body = std::make_unique<Graph>();
-  Value* in = f.body->addInput("X", Type());
-  Node* k = f.body->addNode("Constant", {}, 1);
+  Value* in = f.body->addInput(GraphBuilder::key(), "X", Type());
+  Node* k = f.body->addNode(GraphBuilder::key(), "Constant", {}, 1);
   k->setAttr(Attribute::makeTensor("value", floatTensor({1}, {0.5F})));
-  f.body->addOutput(f.body->addNode("Mul", {in, k->output(0)})->output(0));
+  f.body->addOutput(GraphBuilder::key(),
+                    f.body->addNode(GraphBuilder::key(), "Mul", {in, k->output(0)})->output(0));
   f.opset_import.push_back({"", 17, {}});
   m->functions.push_back(std::move(f));
 

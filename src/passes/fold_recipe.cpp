@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ir/error.h"
+#include "ir/graph_builder.h"
 #include "ir/hash.h"
 #include "kernels/op_registry.h"
 
@@ -48,11 +49,11 @@ FoldRecipe::FoldRecipe(const Node& node, int64_t opset, std::vector<std::optiona
   // A detached copy: the fold erases the original node.
   std::vector<Value*> ins;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    ins.push_back(
-        inputs_[i] ? graph_->addInput("in" + std::to_string(i), Type::tensor(inputs_[i]->dtype()))
-                   : nullptr);
+    ins.push_back(inputs_[i] ? graph_->addInput(GraphBuilder::key(), "in" + std::to_string(i),
+                                                Type::tensor(inputs_[i]->dtype()))
+                             : nullptr);
   }
-  node_ = graph_->addNode(node.op_type, ins, node.numOutputs(), node.domain);
+  node_ = graph_->addNode(GraphBuilder::key(), node.op_type, ins, node.numOutputs(), node.domain);
   node_->name = node.name;
   for (const Attribute& a : node.attributes)
     node_->attributes.push_back(a.copyWithoutGraphs());

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -39,6 +40,7 @@ class Freeze : public Pass {
         trained.insert(k);
     }
     Graph& g = *model.graph;
+    Rewriter rw(model, g, /*notify=*/false);
     bool changed = false;
     const std::vector<Value*> inputs = g.inputs();
     for (Value* v : inputs) {
@@ -51,7 +53,7 @@ class Freeze : public Pass {
         ctx.note("kept input '" + v->name() + "': updated by training");
         continue;
       }
-      g.removeInput(v);
+      rw.removeGraphInput(v);
       ctx.count("inputs frozen");
       changed = true;
     }

@@ -61,7 +61,7 @@ TEST(DeadCodeElimination, KeepsValuesCapturedBySubgraphs) {
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
     Graph& g = b.subgraph(iff, branch);
-    g.addOutput(g.addNode("Identity", {y}, 1)->output(0));
+    g.addOutput(GraphBuilder::key(), g.addNode(GraphBuilder::key(), "Identity", {y}, 1)->output(0));
   }
   b.output(iff->output(0));
   std::unique_ptr<Model> m = b.build();
@@ -307,8 +307,10 @@ TEST(FoldConstants, InlinesIfWithConstantCondition) {
   Node* iff = b.node("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
     Graph& g = b.subgraph(iff, branch);
-    g.addOutput(
-        g.addNode(std::string(branch) == "then_branch" ? "Relu" : "Neg", {x}, 1)->output(0));
+    g.addOutput(GraphBuilder::key(),
+                g.addNode(GraphBuilder::key(),
+                          std::string(branch) == "then_branch" ? "Relu" : "Neg", {x}, 1)
+                    ->output(0));
   }
   iff->output(0)->setName("out");
   b.output(iff->output(0));
@@ -334,9 +336,9 @@ TEST(FoldConstants, InlinedBranchNodesGetNamesOfTheirOwn) {
     Node* iff = b.node("If", {cond}, 1, {}, "if" + std::to_string(k));
     for (const char* branch : {"then_branch", "else_branch"}) {
       Graph& g = b.subgraph(iff, branch);
-      Node* n = g.addNode("Neg", {v}, 1);
+      Node* n = g.addNode(GraphBuilder::key(), "Neg", {v}, 1);
       n->name = "neg";
-      g.addOutput(n->output(0));
+      g.addOutput(GraphBuilder::key(), n->output(0));
     }
     v = iff->output(0);
   }
@@ -361,10 +363,14 @@ TEST(FoldConstants, LeavesTheGraphsOfUnknownOpsAlone) {
   Node* custom = b.node("Loopish", {x}, 1);
   custom->domain = "vendor.ops";
   Graph& body = b.subgraph(custom, "body");
-  Value* c = body.addInitializer(floatTensor({2}, {1, 2}, "c"));
-  Value* dead = body.addNode("Neg", {c}, 1)->output(0);  // constant, and read by nothing
+  Value* c = body.addInitializer(GraphBuilder::key(), floatTensor({2}, {1, 2}, "c"));
+  Value* dead =
+      body.addNode(GraphBuilder::key(), "Neg", {c}, 1)->output(0);  // constant, and read by nothing
   (void)dead;
-  body.addOutput(body.addNode("Relu", {body.addNode("Abs", {c}, 1)->output(0)}, 1)->output(0));
+  body.addOutput(GraphBuilder::key(),
+                 body.addNode(GraphBuilder::key(), "Relu",
+                              {body.addNode(GraphBuilder::key(), "Abs", {c}, 1)->output(0)}, 1)
+                     ->output(0));
   b.output(custom->output(0));
   std::unique_ptr<Model> m = b.build();
   runPass(*m, "fold-constants");
@@ -479,7 +485,7 @@ class ThrowingPass : public Pass {
   std::string_view name() const override { return "throws"; }
   std::string_view description() const override { return "damages the graph, then throws"; }
   bool run(Model& m, PassContext&) override {
-    m.graph->addNode("Relu", {m.graph->inputs()[0]}, 1);
+    m.graph->addNode(GraphBuilder::key(), "Relu", {m.graph->inputs()[0]}, 1);
     throw Error("deliberate failure");
   }
 };
@@ -489,10 +495,12 @@ class BreakingPass : public Pass {
   std::string_view name() const override { return "breaks"; }
   std::string_view description() const override { return "leaves a dangling graph output"; }
   bool run(Model& m, PassContext&) override {
-    Node* n = m.graph->createNode("Relu", {m.graph->inputs()[0]}, 1);
-    m.graph->addOutput(n->output(0));  // output of a node that is not in the graph
-    m.graph->appendNode(n);
-    m.graph->insertBefore(m.graph->firstNode(), m.graph->createNode("Neg", {n->output(0)}, 1));
+    Node* n = m.graph->createNode(GraphBuilder::key(), "Relu", {m.graph->inputs()[0]}, 1);
+    m.graph->addOutput(GraphBuilder::key(),
+                       n->output(0));  // output of a node that is not in the graph
+    m.graph->appendNode(GraphBuilder::key(), n);
+    m.graph->insertBefore(GraphBuilder::key(), m.graph->firstNode(),
+                          m.graph->createNode(GraphBuilder::key(), "Neg", {n->output(0)}, 1));
     return true;
   }
 };

@@ -416,63 +416,60 @@ class QuantizeWeights : public Pass {
     }
     const std::vector<Value*>& parts = it->second;
     if (gather) {
-      Node* gq = rw.create("GatherBlockQuantized", {parts[0], n->input(1), parts[1]}, 1, n);
-      if (parts.size() > 2) rw.addInput(gq, parts[2]);
-      gq->domain = "com.microsoft";
-      gq->name = n->name.empty() ? base + "_GatherBlockQuantized" : n->name + "_Q4";
-      gq->setAttr(Attribute::makeInt("gather_axis", 0));
-      gq->setAttr(Attribute::makeInt("quantize_axis", 1));
-      gq->setAttr(Attribute::makeInt("block_size", plan.block));
-      gq->setAttr(Attribute::makeInt("bits", 4));
+      std::vector<Value*> in{parts[0], n->input(1), parts[1]};
+      if (parts.size() > 2) in.push_back(parts[2]);
+      Node* gq = rw.create(
+          "GatherBlockQuantized", in, 1, n,
+          n->name.empty() ? base + "_GatherBlockQuantized" : n->name + "_Q4",
+          attributes(Attribute::makeInt("gather_axis", 0), Attribute::makeInt("quantize_axis", 1),
+                     Attribute::makeInt("block_size", plan.block), Attribute::makeInt("bits", 4)),
+          "com.microsoft");
       gq->output(0)->type = n->output(0)->type;
       importMicrosoft(model);
       rw.replaceNode(n, {gq->output(0)});
     } else if (plan.layout == Layout::kOrt) {
-      Node* m = rw.create("MatMulNBits", {n->input(0), parts[0], parts[1]}, 1, n);
-      if (parts.size() > 2) rw.addInput(m, parts[2]);
-      m->domain = "com.microsoft";
-      m->name = n->name.empty() ? base + "_MatMulNBits" : n->name + "_Q4";
-      m->setAttr(Attribute::makeInt("K", plan.length));
-      m->setAttr(Attribute::makeInt("N", cn));
-      m->setAttr(Attribute::makeInt("bits", 4));
-      m->setAttr(Attribute::makeInt("block_size", plan.block));
+      std::vector<Value*> in{n->input(0), parts[0], parts[1]};
+      if (parts.size() > 2) in.push_back(parts[2]);
+      std::vector<Attribute> attrs =
+          attributes(Attribute::makeInt("K", plan.length), Attribute::makeInt("N", cn),
+                     Attribute::makeInt("bits", 4), Attribute::makeInt("block_size", plan.block));
       if (o.weight_quant.accuracy_level > 0)
-        m->setAttr(Attribute::makeInt("accuracy_level", o.weight_quant.accuracy_level));
+        attrs.push_back(Attribute::makeInt("accuracy_level", o.weight_quant.accuracy_level));
+      Node* m = rw.create("MatMulNBits", in, 1, n,
+                          n->name.empty() ? base + "_MatMulNBits" : n->name + "_Q4",
+                          std::move(attrs), "com.microsoft");
       m->output(0)->type = n->output(0)->type;
       importMicrosoft(model);
       rw.replaceNode(n, {m->output(0)});
     } else if (q8) {
       Value* a = n->input(0);
-      Node* dyn = rw.create("DynamicQuantizeLinear", {a}, 3, n);
-      dyn->name = n->name + "_DynamicQuantizeLinear";
+      Node* dyn = rw.create("DynamicQuantizeLinear", {a}, 3, n, n->name + "_DynamicQuantizeLinear");
       dyn->output(0)->type = Type::tensor(DataType::kUint8, a->type.shape);
       dyn->output(1)->type = Type::tensor(DataType::kFloat, Shape{});
       dyn->output(2)->type = Type::tensor(DataType::kUint8, Shape{});
-      Node* mi =
-          rw.create("MatMulInteger", {dyn->output(0), parts[0], dyn->output(2), parts[2]}, 1, n);
-      mi->name = n->name + "_MatMulInteger";
+      Node* mi = rw.create("MatMulInteger", {dyn->output(0), parts[0], dyn->output(2), parts[2]}, 1,
+                           n, n->name + "_MatMulInteger");
       mi->output(0)->type = Type::tensor(DataType::kInt32, n->output(0)->type.shape);
-      Node* cast = rw.create("Cast", {mi->output(0)}, 1, n);
-      cast->name = n->name + "_Cast";
-      cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::kFloat)));
+      Node* cast =
+          rw.create("Cast", {mi->output(0)}, 1, n, n->name + "_Cast",
+                    attributes(Attribute::makeInt("to", static_cast<int64_t>(DataType::kFloat))));
       cast->output(0)->type = n->output(0)->type;
-      Node* scale = rw.create("Mul", {dyn->output(1), parts[1]}, 1, n);
-      scale->name = n->name + "_scale";
+      Node* scale = rw.create("Mul", {dyn->output(1), parts[1]}, 1, n, n->name + "_scale");
       scale->output(0)->type = Type::tensor(DataType::kFloat, Shape{{Dim::known(cn)}, {}});
-      Node* y = rw.create("Mul", {cast->output(0), scale->output(0)}, 1, n);
-      y->name = n->name + "_rescale";
+      Node* y = rw.create("Mul", {cast->output(0), scale->output(0)}, 1, n, n->name + "_rescale");
       y->output(0)->type = n->output(0)->type;
       rw.replaceNode(n, {y->output(0)});
     } else {
       std::vector<Value*> in(parts.begin(), parts.end());
-      Node* dq = rw.create("DequantizeLinear", in, 1, n);
-      dq->name = base + "_DequantizeLinear";
+      std::vector<Attribute> attrs;
       if (plan.layout == Layout::kBlockedQdq) {
-        dq->setAttr(Attribute::makeInt("axis", 0));
-        dq->setAttr(Attribute::makeInt("block_size", plan.block));
+        attrs.push_back(Attribute::makeInt("axis", 0));
+        attrs.push_back(Attribute::makeInt("block_size", plan.block));
       } else {
-        dq->setAttr(Attribute::makeInt("axis", plan.contiguous ? 0 : 1));  // channels
+        attrs.push_back(Attribute::makeInt("axis", plan.contiguous ? 0 : 1));  // channels
       }
+      Node* dq =
+          rw.create("DequantizeLinear", in, 1, n, base + "_DequantizeLinear", std::move(attrs));
       dq->output(0)->type = wv->type;
       rw.setInput(n, 1, dq->output(0));
     }

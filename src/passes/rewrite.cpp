@@ -19,16 +19,23 @@ bool Rewriter::notifyMatchFailure(const Node& n, std::string why) const {
 }
 
 Node* Rewriter::create(const std::string& op_type, const std::vector<Value*>& inputs,
-                       size_t num_outputs, Node* before) {
-  Node* n = graph_.createNode(op_type, inputs, num_outputs);
-  graph_.insertBefore(before, n);
+                       size_t num_outputs, Node* before, std::string name,
+                       std::vector<Attribute> attributes, std::string domain) {
+  Node* n = graph_.createNode(Graph::Edit(), op_type, inputs, num_outputs, std::move(domain));
+  n->name = std::move(name);
+  for (Attribute& a : attributes)
+    n->setAttr(std::move(a));
+  if (before != nullptr)
+    graph_.insertBefore(Graph::Edit(), before, n);
+  else
+    graph_.appendNode(Graph::Edit(), n);
   touch(n);
   return n;
 }
 
 Value* Rewriter::constant(Tensor t, const std::string& base) {
   t.name = graph_.uniqueName(base);
-  return graph_.addInitializer(std::move(t));
+  return graph_.addInitializer(Graph::Edit(), std::move(t));
 }
 
 Value* Rewriter::replaceWithConstant(Value* v, Tensor t) {
@@ -39,7 +46,7 @@ Value* Rewriter::replaceWithConstant(Value* v, Tensor t) {
   t.unknown_fields.clear();
   t.segment.reset();
   t.external.reset();
-  Value* c = graph_.addInitializer(std::move(t));
+  Value* c = graph_.addInitializer(Graph::Edit(), std::move(t));
   replaceValue(v, c);       // a graph output's name moves to c
   if (c->name() != name) {  // and any other's too: a folded value keeps its name
     v->setName(graph_.uniqueName(name + "__folded"));
@@ -49,11 +56,11 @@ Value* Rewriter::replaceWithConstant(Value* v, Tensor t) {
 }
 
 void Rewriter::removeConstant(Value* v) {
-  graph_.removeInitializer(v);
+  graph_.removeInitializer(Graph::Edit(), v);
 }
 
 Node* Rewriter::clone(const Node& src, const std::function<Value*(Value*)>& map, Node* before) {
-  Node* n = graph_.cloneNode(src, map, before);
+  Node* n = graph_.cloneNode(Graph::Edit(), src, map, before);
   touch(n);
   return n;
 }
@@ -67,7 +74,7 @@ void Rewriter::touchUsers(Value* v) {
 void Rewriter::replaceValue(Value* from, Value* to) {
   if (from == to) return;
   touchUsers(from);
-  if (Node* carrier = graph_.replaceValue(from, to)) touch(carrier);
+  if (Node* carrier = graph_.replaceValue(Graph::Edit(), from, to)) touch(carrier);
   touch(to->producer());
 }
 
@@ -83,30 +90,67 @@ void Rewriter::erase(Node* n) {
     if (v != nullptr) touch(v->producer());
   }
   if (notify_) erased_.insert(n);
-  graph_.eraseNode(n);
+  graph_.eraseNode(Graph::Edit(), n);
 }
 
 void Rewriter::setInput(Node* n, size_t i, Value* v) {
   if (Value* old = n->input(i); old != nullptr)
     touch(old->producer());  // may have lost its last use
-  n->setInput(i, v);
+  n->setInput(GraphEdit(), i, v);
   touch(n);
 }
 
 void Rewriter::addInput(Node* n, Value* v) {
-  n->addInput(v);
+  n->addInput(GraphEdit(), v);
   touch(n);
 }
 
 void Rewriter::removeInput(Node* n, size_t i) {
   if (Value* old = n->input(i); old != nullptr) touch(old->producer());
-  n->removeInput(i);
+  n->removeInput(GraphEdit(), i);
   touch(n);
 }
 
 void Rewriter::setAttr(Node* n, Attribute a) {
   n->setAttr(std::move(a));
   touch(n);
+}
+
+void Rewriter::removeAttr(Node* n, std::string_view name) {
+  if (n->removeAttr(name)) touch(n);
+}
+
+void Rewriter::rename(Value* v, std::string name) {
+  v->setName(std::move(name));
+}
+
+Value* Rewriter::addGraphInput(std::string name, Type type) {
+  return graph_.addInput(Graph::Edit(), std::move(name), std::move(type));
+}
+
+void Rewriter::removeGraphInput(Value* v) {
+  touchUsers(v);  // an input that stays an initializer is a constant now
+  graph_.removeInput(Graph::Edit(), v);
+}
+
+Value* Rewriter::constantInput(Tensor t) {
+  Value* v = graph_.addInitializer(Graph::Edit(), std::move(t));
+  graph_.addInputForInitializer(Graph::Edit(), v);
+  return v;
+}
+
+void Rewriter::addGraphOutput(Value* v) {
+  graph_.addOutput(Graph::Edit(), v);
+}
+
+void Rewriter::setGraphOutput(size_t i, Value* v) {
+  touch(graph_.outputs().at(i)->producer());  // may be dead now
+  graph_.setOutput(Graph::Edit(), i, v);
+}
+
+void Rewriter::replaceGraphOutput(Value* old_out, Value* v) {
+  touch(old_out->producer());
+  graph_.replaceOutput(Graph::Edit(), old_out, v);
 }
 
 // ----------------------------------------------------------------- chain patterns

@@ -17,12 +17,23 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
 #include "passes/pass.h"
 
 namespace onnxfold {
+
+// The attributes of a node to create (Rewriter::create): Attribute is move-only, so a braced
+// list cannot hold them.
+template <class... A>
+std::vector<Attribute> attributes(A&&... a) {
+  std::vector<Attribute> v;
+  v.reserve(sizeof...(a));
+  (v.push_back(std::forward<A>(a)), ...);
+  return v;
+}
 
 class Rewriter {
  public:
@@ -45,10 +56,16 @@ class Rewriter {
   // `return rw.notifyMatchFailure(...)` in a constraint.
   bool notifyMatchFailure(const Node& n, std::string why) const;
 
-  // The mutation verbs: each tells the driver what to revisit.
-  // A new node inserted before `before` (whose position keeps the order valid).
+  // The mutation verbs: each tells the driver what to revisit. No pass changes a Graph
+  // except through them: the IR's structural mutators take a GraphEdit key that the Rewriter
+  // makes and passes cannot, and tests/lint/graph_mutators.cmake checks the setters that take
+  // none (Node::setAttr/removeAttr, Value::setName).
+  // A new node inserted before `before` (whose position keeps the order valid; null appends
+  // it), finished: `name` (as given, "" for none), `attributes`, `domain` ("" the default).
+  // Its outputs are named `<op_type>_out`, made unique.
   Node* create(const std::string& op_type, const std::vector<Value*>& inputs, size_t num_outputs,
-               Node* before);
+               Node* before, std::string name = {}, std::vector<Attribute> attributes = {},
+               std::string domain = {});
   // A new initializer holding `t` (named after `base`, made unique).
   Value* constant(Tensor t, const std::string& base);
   // Every use of `v` becomes a use of a new initializer holding `t`, which takes v's name
@@ -68,7 +85,26 @@ class Rewriter {
   void setInput(Node* n, size_t i, Value* v);
   void addInput(Node* n, Value* v);
   void setAttr(Node* n, Attribute a);
+  void removeAttr(Node* n, std::string_view name);
   void removeInput(Node* n, size_t i);
+  // Renames `v`; `name` must be free in the model (Graph::uniqueName gives one).
+  void rename(Value* v, std::string name);
+
+  // The graph's interface: its inputs and outputs (names the model's users see).
+  // A new graph input (a function body's formal input); `name` must be free.
+  Value* addGraphInput(std::string name, Type type);
+  // `v` is no longer a graph input: an initializer stays as a constant (freezing it), any
+  // other input must be unused and goes.
+  void removeGraphInput(Value* v);
+  // A new initializer holding `t` that is also a graph input (overridable), named t.name
+  // (made unique when the graph has that name already).
+  Value* constantInput(Tensor t);
+  void addGraphOutput(Value* v);
+  // Graph output i becomes `v` (v keeps its own name).
+  void setGraphOutput(size_t i, Value* v);
+  // The graph output `old_out` becomes `v` under its name (Graph::replaceOutput); the uses of
+  // old_out stay. Precondition: graph().canTakeOutputName(v).
+  void replaceGraphOutput(Value* old_out, Value* v);
 
   // For the driver: nodes to revisit.
   std::vector<Node*> takeTouched() { return std::exchange(touched_, {}); }

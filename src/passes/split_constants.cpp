@@ -8,6 +8,7 @@
 #include "kernels/op_registry.h"
 #include "passes/fold_policy.h"
 #include "passes/passes.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold {
 
@@ -157,17 +158,18 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
   prep.producer_version = producer_version;
   Graph& pg = *prep.graph;
   pg.name = g.name.empty() ? "prep" : g.name + "_prep";
+  Rewriter prw(prep, pg, /*notify=*/false);
   std::unordered_map<const Value*, Value*> map;
   for (const Node* n : g.nodes()) {
     if (needed.count(n) == 0) continue;
     for (const Value* v : n->inputs()) {
       if (v == nullptr || map.count(v) != 0 || !v->isInitializer()) continue;
-      Value* w = pg.addInitializer(detached(*v->initializer(), v->name()));
-      pg.addInputForInitializer(w);
+      Value* w = prw.constantInput(detached(*v->initializer(), v->name()));
       ++split.prep_inputs;
       map[v] = w;
     }
-    Node* cn = pg.cloneNode(*n, [&map](Value* v) { return map.at(v); });
+    Node* cn = prw.clone(
+        *n, [&map](Value* v) { return map.at(v); }, nullptr);
     for (size_t k = 0; k < n->numOutputs(); ++k) {
       if (n->output(k) != nullptr) map[n->output(k)] = cn->output(k);
     }
@@ -176,6 +178,7 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
   // main: the boundary values become inputs backed by the computed initializers.
   split.main = model.clone();
   Graph& mg = *split.main->graph;
+  Rewriter mrw(*split.main, mg, /*notify=*/false);
   for (const Value* v : boundary) {
     const Tensor& t = c.computed.at(v);
     Value* mv = mg.lookupLocal(v->name());
@@ -187,14 +190,13 @@ ConstantSplit splitConstantGraph(const Model& model, const PassOptions& options,
     if (mv->isGraphOutput())
       iface = mg.uniqueName(v->name() + "__prep");
     else
-      mv->setName(mg.uniqueName(v->name() + "__computed"));
-    Value* init = mg.addInitializer(detached(t, iface));
-    mg.addInputForInitializer(init);
-    mg.replaceValue(mv, init);
+      mrw.rename(mv, mg.uniqueName(v->name() + "__computed"));
+    Value* init = mrw.constantInput(detached(t, iface));
+    mrw.replaceValue(mv, init);
     Value* pv = map.at(v);
-    if (pv->name() != iface) pv->setName(iface);
+    if (pv->name() != iface) prw.rename(pv, iface);
     pv->type = typeOf(t);
-    pg.addOutput(pv);
+    prw.addGraphOutput(pv);
     split.values.push_back(iface);
     split.value_bytes += t.byteSize();
   }

@@ -17,7 +17,8 @@ Value* buildSequence(Rewriter& rw, Node* before, const Tensor& value, const std:
     parts.push_back(rw.constant(value.elements()[k], base + "_" + std::to_string(k)));
   Node* n = parts.empty() ? rw.create("SequenceEmpty", {}, 1, before)
                           : rw.create("SequenceConstruct", parts, 1, before);
-  if (parts.empty()) n->setAttr(Attribute::makeInt("dtype", static_cast<int64_t>(value.dtype())));
+  if (parts.empty())
+    rw.setAttr(n, Attribute::makeInt("dtype", static_cast<int64_t>(value.dtype())));
   n->output(0)->type = Type::sequence(Type::tensor(value.dtype()));
   return n->output(0);
 }
@@ -57,7 +58,7 @@ Value* buildStructure(Rewriter& rw, Node* before, const Type& type, const Tensor
     a.name = "type";
     a.type = AttrType::kTypeProto;
     a.tp = *type.elem;
-    opt->setAttr(std::move(a));
+    rw.setAttr(opt, std::move(a));
   }
   opt->output(0)->type = type;
   return opt->output(0);

@@ -120,7 +120,7 @@ void upgradeGraph(Model& model, Graph& graph, const Function* function, int64_t 
     for (size_t i = 0; i < axes->ints.size(); ++i)
       std::memcpy(t.mutableBytes() + i * 8, &axes->ints[i], 8);
     Value* v = rw.constant(std::move(t), n->displayName() + "_axes");
-    n->removeAttr("axes");
+    rw.removeAttr(n, "axes");
     if (n->numInputs() < 2)
       rw.addInput(n, v);
     else

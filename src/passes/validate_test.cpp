@@ -179,9 +179,9 @@ TEST(Validate, IfBranchesMustMatchTheNode) {
   Node* n = b.node("If", {c}, 1, {}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
     Graph& g = b.subgraph(n, branch);
-    Node* neg = g.addNode("Neg", {x}, 1);
-    g.addOutput(neg->output(0));
-    if (std::string(branch) == "else_branch") g.addOutput(neg->output(0));
+    Node* neg = g.addNode(GraphBuilder::key(), "Neg", {x}, 1);
+    g.addOutput(GraphBuilder::key(), neg->output(0));
+    if (std::string(branch) == "else_branch") g.addOutput(GraphBuilder::key(), neg->output(0));
   }
   b.output(n->output(0));
   EXPECT_REFUSED(*b.build(), "node 'if' (If)", "else_branch gives 2 outputs", "has 1");

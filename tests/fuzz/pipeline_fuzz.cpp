@@ -40,6 +40,7 @@
 #include "api/onnxfold.h"
 #include "fuzz_util.h"
 #include "ir/graph.h"
+#include "ir/graph_builder.h"
 #include "ir/hash.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
@@ -929,9 +930,9 @@ bool mutateModel(Rng& r, Model& m) {
       Value* v = vals.empty() || r.oneIn(10) ? nullptr : r.pick(vals);
       if (node->numInputs() == 0 || r.oneIn(5)) {
         if (v == nullptr) return false;
-        node->addInput(v);
+        node->addInput(GraphBuilder::key(), v);
       } else {
-        node->setInput(r.below(node->numInputs()), v);
+        node->setInput(GraphBuilder::key(), r.below(node->numInputs()), v);
       }
       return true;
     }
@@ -939,9 +940,9 @@ bool mutateModel(Rng& r, Model& m) {
       if (node == nullptr || node->numInputs() == 0) return false;
       const size_t i = r.below(node->numInputs());
       if (r.oneIn(2))
-        node->removeInput(i);
+        node->removeInput(GraphBuilder::key(), i);
       else
-        node->addInput(node->input(i));
+        node->addInput(GraphBuilder::key(), node->input(i));
       return true;
     }
     case 7:
@@ -984,10 +985,10 @@ bool mutateModel(Rng& r, Model& m) {
       std::vector<Value*> ins;
       for (size_t k = 0, count = vals.empty() ? 0 : 1 + r.below(3); k < count; ++k)
         ins.push_back(r.pick(vals));
-      Node* added = g.addNode(r.pick(onnxOps()), ins, 1 + r.below(2));
+      Node* added = g.addNode(GraphBuilder::key(), r.pick(onnxOps()), ins, 1 + r.below(2));
       for (size_t k = 0, count = r.below(3); k < count; ++k)
         added->setAttr(newAttribute(r));
-      g.addOutput(added->output(0));
+      g.addOutput(GraphBuilder::key(), added->output(0));
       return true;
     }
     case 12: {  // the opset
@@ -1005,7 +1006,7 @@ bool mutateModel(Rng& r, Model& m) {
       if (node == nullptr || node->input(0) == nullptr || node->output(0) == nullptr ||
           node->output(0)->isGraphOutput())
         return false;
-      node->output(0)->replaceAllUsesWith(node->input(0));
+      node->output(0)->replaceAllUsesWith(GraphBuilder::key(), node->input(0));
       return true;
     }
   }

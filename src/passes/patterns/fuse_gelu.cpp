@@ -207,7 +207,7 @@ class FuseGelu : public RewritePattern {
     // Users before producers: m.nodes lists producers after the node they feed.
     for (Node* n : m.nodes)
       rw.erase(n);
-    if (gelu->output(0)->name() != name) gelu->output(0)->setName(name);
+    if (gelu->output(0)->name() != name) rw.rename(gelu->output(0), name);
   }
 };
 

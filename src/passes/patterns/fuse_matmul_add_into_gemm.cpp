@@ -64,7 +64,7 @@ void build(const Chain& c, Rewriter& rw) {
   rw.replaceNode(add, {gemm->output(0)});
   rw.erase(matmul);
   // The Add's output name is kept (a graph output already took it over).
-  if (gemm->output(0)->name() != name) gemm->output(0)->setName(name);
+  if (gemm->output(0)->name() != name) rw.rename(gemm->output(0), name);
 }
 
 }  // namespace

@@ -352,7 +352,7 @@ class FuseNormalization : public RewritePattern {
     if (cast_in != nullptr && cast_in->output(0)->uses().empty() &&
         !cast_in->output(0)->isGraphOutput())
       rw.erase(cast_in);
-    if (fused->output(0)->name() != name) fused->output(0)->setName(name);
+    if (fused->output(0)->name() != name) rw.rename(fused->output(0), name);
     return true;
   }
 

@@ -308,20 +308,22 @@ TEST(FuseBatchNorm, ReadsTheOpsetOfTheLocalFunctionItIsIn) {
   f.domain = "my.fns";
   f.body = std::make_unique<Graph>();
   Graph& g = *f.body;
-  Value* in = g.addInput("X", Type());
+  Value* in = g.addInput(GraphBuilder::key(), "X", Type());
   auto constant = [&](const std::string& name, std::vector<int64_t> dims,
                       const std::vector<float>& v) {
     Tensor t = floatTensor(std::move(dims), v, name);
-    Node* c = g.addNode("Constant", {});
+    Node* c = g.addNode(GraphBuilder::key(), "Constant", {});
     c->attributes.push_back(Attribute::makeTensor("value", std::move(t)));
     return c->output(0);
   };
-  Value* conv = g.addNode("Conv", {in, constant("w", {2, 2, 1, 1}, {1, 2, 3, 4})})->output(0);
-  Node* bn = g.addNode("BatchNormalization",
+  Value* conv =
+      g.addNode(GraphBuilder::key(), "Conv", {in, constant("w", {2, 2, 1, 1}, {1, 2, 3, 4})})
+          ->output(0);
+  Node* bn = g.addNode(GraphBuilder::key(), "BatchNormalization",
                        {conv, constant("s", {2}, {1, 2}), constant("b", {2}, {0, 1}),
                         constant("m", {2}, {0.5f, 0}), constant("v", {2}, {1, 4})},
                        5);
-  g.addOutput(bn->output(0));
+  g.addOutput(GraphBuilder::key(), bn->output(0));
   f.opset_import.push_back({"", 9, {}});
   m->functions.push_back(std::move(f));
   PassOptions options;

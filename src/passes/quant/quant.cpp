@@ -318,9 +318,9 @@ Node* createTyped(Rewriter& rw, const std::string& op, const std::vector<Value*>
   return n;
 }
 
-void copyAttributes(const Node& from, Node* to) {
+void copyAttributes(Rewriter& rw, const Node& from, Node* to) {
   for (const Attribute& a : from.attributes)
-    to->setAttr(a.copyWithoutGraphs());
+    rw.setAttr(to, a.copyWithoutGraphs());
 }
 
 Value* zeroPointValue(Rewriter& rw, const QParams& p, const std::string& base) {
@@ -359,7 +359,7 @@ Value* buildRescale(Rewriter& rw, const Rescale& r) {
     v = createTyped(rw, "Add", {v, bv}, r.before, DataType::kInt32, r.like)->output(0);
   }
   Node* cast = createTyped(rw, "Cast", {v}, r.before, DataType::kFloat, r.like);
-  cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::kFloat)));
+  rw.setAttr(cast, Attribute::makeInt("to", static_cast<int64_t>(DataType::kFloat)));
   Value* s = rw.constant(floatTensor(channelDims(r.scale.size(), r.rank, r.channel_axis), r.scale),
                          r.base + "_rescale");
   v = createTyped(rw, "Mul", {cast->output(0), s}, r.before, DataType::kFloat, r.like)->output(0);

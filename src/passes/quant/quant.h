@@ -107,7 +107,7 @@ Node* createTyped(Rewriter& rw, const std::string& op, const std::vector<Value*>
 Value* zeroPointValue(Rewriter& rw, const QParams& p, const std::string& base);
 // Copies `from`'s int, float, string and list attributes (the only kinds Q,
 // Conv, MatMul and the data-movement ops have) onto `to`.
-void copyAttributes(const Node& from, Node* to);
+void copyAttributes(Rewriter& rw, const Node& from, Node* to);
 // The Q/DQ's scale input value.
 inline Value* scaleValue(const QParams& p) {
   return p.node->input(1);

@@ -182,7 +182,7 @@ class QuantFoldWeights : public Pass {
         rw.constant(intTensor(DataType::kInt32, sdims, std::vector<int64_t>(scale.size(), 0)),
                     b->name() + "_quantized_zero_point");
     Node* dq = rw.create("DequantizeLinear", {qv, sv, zv}, 1, n);
-    if (per_channel) dq->setAttr(Attribute::makeInt("axis", 0));
+    if (per_channel) rw.setAttr(dq, Attribute::makeInt("axis", 0));
     dq->name = b->name() + "_DequantizeLinear";
     dq->output(0)->type = b->type;
     rw.setInput(n, 2, dq->output(0));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/error.h"
+#include "ir/graph_builder.h"
 #include "passes/quant/quant_test_util.h"
 
 namespace onnxfold::quant::testing {
@@ -208,7 +209,7 @@ TEST(QuantFoldWeights, NonConstantOrOverridableWeightsStay) {
     auto m = convModel({});
     for (Value* v : m->graph->initializers()) {
       if (v->initializer()->dtype() == kF32 && v->initializer()->numElements() == 54)
-        m->graph->addInputForInitializer(v);
+        m->graph->addInputForInitializer(GraphBuilder::key(), v);
     }
     auto counters = runPasses(*m, {"quant-fold-weights"});
     EXPECT_EQ(counters.count("weights quantized"), 0u);

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "ir/error.h"
+#include "passes/rewrite.h"
 #include "passes/unflatten/module_body.h"
 #include "passes/unflatten/unflatten_passes.h"
 
@@ -90,7 +91,8 @@ class InlineFunctions : public Pass {
           for (const Node* n : g->nodes())
             names->second.insert(n->name);
         }
-        inlineCall(*call, *fn, names->second);
+        Rewriter rw(model, *g, /*notify=*/false);
+        inlineCall(rw, *call, *fn, names->second);
         ++inlined;
       }
     }
@@ -186,8 +188,9 @@ class InlineFunctions : public Pass {
     }
   }
 
-  static void inlineCall(Node& call, const Function& fn, std::unordered_set<std::string>& taken) {
-    Graph& g = *call.graph();
+  static void inlineCall(Rewriter& rw, Node& call, const Function& fn,
+                         std::unordered_set<std::string>& taken) {
+    Graph& g = rw.graph();
     const Graph& body = *fn.body;
     if (call.numInputs() > body.inputs().size() || call.numOutputs() > body.outputs().size()) {
       throw Error("call " + call.displayName() + " of function " + fn.name + " has " +
@@ -238,7 +241,7 @@ class InlineFunctions : public Pass {
       return it->second;
     };
     for (const Node* bn : body.nodes()) {
-      Node* c = g.cloneNode(*bn, mapValue, &call);
+      Node* c = rw.clone(*bn, mapValue, &call);
       const Value* first = nullptr;
       for (const Value* v : bn->outputs())
         first = first != nullptr ? first : v;
@@ -256,7 +259,7 @@ class InlineFunctions : public Pass {
         const std::string want = recordedOr("v", bn->output(j), scoped(bn->output(j)->name()));
         // The name the value had before outlining is free again once that value is gone.
         if (want != out->name())
-          out->setName(g.lookup(want) == nullptr ? want : g.uniqueName(want));
+          rw.rename(out, g.lookup(want) == nullptr ? want : g.uniqueName(want));
         map[bn->output(j)] = out;
         copies.insert(out);
       }
@@ -270,7 +273,7 @@ class InlineFunctions : public Pass {
                     " is an omitted input");
       if (repl->type.isNone()) repl->type = out->type;
       if (!repl->in_value_info) repl->in_value_info = out->in_value_info;
-      g.replaceValue(out, repl);
+      rw.replaceValue(out, repl);
     }
     // Keep the call's output names on the inlined values when they are free.
     std::vector<std::pair<Value*, std::string>> renames;
@@ -282,9 +285,9 @@ class InlineFunctions : public Pass {
         renames.emplace_back(repl, out->name());
       }
     }
-    g.eraseNode(&call);
+    rw.erase(&call);
     for (auto& [v, name] : renames) {
-      if (g.lookup(name) == nullptr) v->setName(name);
+      if (g.lookup(name) == nullptr) rw.rename(v, name);
     }
   }
 };

@@ -32,6 +32,7 @@
 
 #include "ir/error.h"
 #include "passes/analysis/module_tree.h"
+#include "passes/rewrite.h"
 #include "passes/unflatten/module_body.h"
 #include "passes/unflatten/unflatten_passes.h"
 
@@ -290,7 +291,8 @@ class OutlineFunctions : public Pass {
           continue;
         }
         if (target == nullptr && !fn.body) fn = makeFunction(model, b, m->path, fname, set.domain);
-        replaceWithCall(g, b, before, target != nullptr ? *target : fn, m->path);
+        Rewriter rw(model, g, /*notify=*/false);
+        replaceWithCall(rw, b, before, target != nullptr ? *target : fn, m->path);
         ++calls;
       }
       if (calls == 0) continue;
@@ -327,7 +329,7 @@ class OutlineFunctions : public Pass {
     throw Error("outline-functions: function " + name + " went missing");
   }
 
-  static Function makeFunction(const Model& model, const ModuleBody& b, const std::string& prefix,
+  static Function makeFunction(Model& model, const ModuleBody& b, const std::string& prefix,
                                const std::string& fname, const std::string& domain) {
     Function fn;
     fn.name = fname;
@@ -335,23 +337,25 @@ class OutlineFunctions : public Pass {
     fn.doc_string = "module " + prefix;
     fn.body = std::make_unique<Graph>();
     Graph& body = *fn.body;
+    Rewriter rw(model, body, /*notify=*/false);
     std::unordered_map<const Value*, Value*> map;
     for (Value* v : b.inputs) {
-      map[v] = body.addInput(body.uniqueName(relativeTo(prefix, v->name())), Type());
+      map[v] = rw.addGraphInput(body.uniqueName(relativeTo(prefix, v->name())), Type());
     }
     std::set<std::string> domains{""};
     for (const Node* n : b.nodes) {
-      Node* c = body.cloneNode(*n, [&map](Value* v) { return map.at(v); });
+      Node* c = rw.clone(
+          *n, [&map](Value* v) { return map.at(v); }, nullptr);
       c->name = relativeTo(prefix, n->name);
       for (size_t j = 0; j < n->numOutputs(); ++j) {
         if (n->output(j) == nullptr) continue;
-        c->output(j)->setName(body.uniqueName(relativeTo(prefix, n->output(j)->name())));
+        rw.rename(c->output(j), body.uniqueName(relativeTo(prefix, n->output(j)->name())));
         map[n->output(j)] = c->output(j);
       }
       domains.insert(isDefaultDomain(n->domain) ? std::string() : n->domain);
     }
     for (Value* v : b.outputs)
-      body.addOutput(map.at(v));
+      rw.addGraphOutput(map.at(v));
     for (const std::string& d : domains) {
       const int64_t v = model.opsetVersion(d);
       fn.opset_import.push_back({d, v < 0 ? 1 : v, {}});
@@ -393,15 +397,11 @@ class OutlineFunctions : public Pass {
     if (!record.empty()) call.metadata_props.emplace_back(kOutlineNamesKey, std::move(record));
   }
 
-  static void replaceWithCall(Graph& g, const ModuleBody& b, Node* before, const Function& fn,
+  static void replaceWithCall(Rewriter& rw, const ModuleBody& b, Node* before, const Function& fn,
                               const std::string& path) {
-    Node* call = g.createNode(fn.name, b.inputs, b.outputs.size(), fn.domain);
-    call->name = path + "/" + fn.name;
+    Node* call =
+        rw.create(fn.name, b.inputs, b.outputs.size(), before, path + "/" + fn.name, {}, fn.domain);
     recordNames(*call, b, fn, path);
-    if (before != nullptr)
-      g.insertBefore(before, call);
-    else
-      g.appendNode(call);
     std::vector<std::pair<Value*, std::string>> renames;
     for (size_t j = 0; j < b.outputs.size(); ++j) {
       Value* old = b.outputs[j];
@@ -410,13 +410,13 @@ class OutlineFunctions : public Pass {
       out->in_value_info = old->in_value_info;
       out->doc_string = old->doc_string;
       if (!old->isGraphOutput()) renames.emplace_back(out, old->name());
-      g.replaceValue(old, out);
+      rw.replaceValue(old, out);
     }
     // Body nodes in reverse order: users go before the values they use.
     for (auto it = b.nodes.rbegin(); it != b.nodes.rend(); ++it)
-      g.eraseNode(*it);
+      rw.erase(*it);
     for (auto& [v, name] : renames)
-      v->setName(name);
+      rw.rename(v, name);
   }
 };
 

@@ -324,14 +324,14 @@ TEST(InlineFunctions, ResolvesAttributeReferencesAndDefaults) {
   f.name = "Leaky";
   f.domain = "my.fns";
   f.body = std::make_unique<Graph>();
-  Value* in = f.body->addInput("X", Type());
-  Node* lr = f.body->addNode("LeakyRelu", {in});
+  Value* in = f.body->addInput(GraphBuilder::key(), "X", Type());
+  Node* lr = f.body->addNode(GraphBuilder::key(), "LeakyRelu", {in});
   Attribute ref;
   ref.name = "alpha";
   ref.type = AttrType::kFloat;
   ref.ref_attr_name = "slope";
   lr->attributes.push_back(std::move(ref));
-  f.body->addOutput(lr->output(0));
+  f.body->addOutput(GraphBuilder::key(), lr->output(0));
   f.attribute_defaults.push_back(Attribute::makeFloat("slope", 0.25f));
   f.opset_import.push_back({"", m->opsetVersion(""), {}});
   m->functions.push_back(std::move(f));
@@ -360,8 +360,9 @@ TEST(InlineFunctions, RefusesAFunctionOfAnotherOpsetVersion) {
   f.name = "F";
   f.domain = "my.fns";
   f.body = std::make_unique<Graph>();
-  Value* in = f.body->addInput("X", Type());
-  f.body->addOutput(f.body->addNode("Relu", {in})->output(0));
+  Value* in = f.body->addInput(GraphBuilder::key(), "X", Type());
+  f.body->addOutput(GraphBuilder::key(),
+                    f.body->addNode(GraphBuilder::key(), "Relu", {in})->output(0));
   f.opset_import.push_back({"", 13, {}});
   m->functions.push_back(std::move(f));
   PassOptions o;

@@ -41,7 +41,7 @@ class ConvIntegerPattern : public RewritePattern {
         rw, "ConvInteger",
         {c.x_q, weightIn(rw, c.w_q, w.qtype, false), zeroPointValue(rw, c.x, base + "_x"), zw},
         &conv, DataType::kInt32, conv.output(0));
-    copyAttributes(conv, ci);
+    copyAttributes(rw, conv, ci);
     ci->name = conv.name;
     Rescale r;
     r.acc = ci->output(0);

@@ -96,7 +96,7 @@ class FoldClipIntoQuantize : public RewritePattern {
 
     Node* nq = createTyped(rw, "QuantizeLinear", q.inputs(), &q, qtype, q.output(0));
     rw.setInput(nq, 0, c->input(0));
-    copyAttributes(q, nq);
+    copyAttributes(rw, q, nq);
     Value* out = nq->output(0);
     if (!saturates) {
       Value* lo = rw.constant(intTensor(qtype, {}, {lo_q}), q.output(0)->name() + "_clip_min");

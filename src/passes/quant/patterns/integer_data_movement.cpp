@@ -64,7 +64,7 @@ class IntegerDataMovement : public RewritePattern {
       inputs[i] = inputs[i]->producer()->input(0);
     const DataType t = p->qtype;
     Node* nm = createTyped(rw, op_, inputs, &q, t, q.output(0));
-    copyAttributes(*m, nm);
+    copyAttributes(rw, *m, nm);
     nm->name = m->name;
     rw.replaceNode(&q, {nm->output(0)});
     rw.erase(m);

@@ -55,7 +55,7 @@ class QLinearConvPattern : public RewritePattern {
                               zeroPointValue(rw, y, base + "_y")};
     if (c.bias_q != nullptr) in.push_back(c.bias_q);
     Node* n = createTyped(rw, "QLinearConv", in, &q, y.qtype, q.output(0));
-    copyAttributes(*conv, n);
+    copyAttributes(rw, *conv, n);
     n->name = conv->name;
     rw.replaceNode(&q, {n->output(0)});
     rw.erase(conv);
