@@ -187,7 +187,7 @@ struct FMod : IntDivBase {
 struct FBitShift : BinaryBase {
   bool left;
   explicit FBitShift(const OpContext& c) : BinaryBase(c) {
-    const std::string d = c.attrString("direction");
+    const std::string d = c.attrString("direction", "");
     if (d != "LEFT" && d != "RIGHT") c.fail("direction must be \"LEFT\" or \"RIGHT\", not " + d);
     left = d == "LEFT";
   }

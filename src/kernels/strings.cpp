@@ -306,7 +306,7 @@ void inferRegexFullMatch(InferContext& ctx) {
 void computeRegexFullMatch(ComputeContext& ctx) {
   std::regex re;
   try {
-    re = std::regex(ctx.attrString("pattern"), std::regex::ECMAScript);
+    re = std::regex(ctx.attrString("pattern", ""), std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
     ctx.fail(std::string("invalid pattern: ") + e.what());
   }
