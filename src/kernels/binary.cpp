@@ -157,7 +157,7 @@ struct FDiv : IntDivBase {
 };
 struct FMod : IntDivBase {
   bool fmod;
-  explicit FMod(const OpContext& c) : IntDivBase(c), fmod(c.attrInt("fmod", 0) != 0) {}
+  explicit FMod(const OpContext& c) : IntDivBase(c), fmod(c.attrInt("fmod") != 0) {}
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
