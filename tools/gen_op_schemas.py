@@ -12,7 +12,9 @@ One line per op version, tab-separated (parsed by src/schema/op_schema.cpp):
 
     domain  op  since  deprecated  min_in  max_in  min_out  max_out  attrs  inputs  outputs  types
 
-attrs:   name:code[!],...   code = AttributeProto.AttributeType number, ! = required
+attrs:   name:code[!|=default],...   code = AttributeProto.AttributeType number, ! = required,
+         =default the spec's default of an INT, FLOAT or STRING attribute (list defaults are
+         not kept: no kernel reads one from the table)
 inputs:  name:T[flags],...  T = a constraint name; flags ? optional, * variadic, ~ heterogeneous
 types:   T=tensor/seq/optional-tensor/optional-seq,...  each a hex mask of TensorProto.DataType bits
 max_in/max_out: -1 = unbounded
@@ -56,6 +58,27 @@ def type_masks(text, where):
             raise SystemExit(f"{where}: unknown type '{t}'")
         masks[(2 if m.group(1) else 0) + (1 if m.group(2) else 0)] |= 1 << DTYPES[m.group(3)]
     return masks
+
+
+def scalar_default(code, text, where):
+    """The spec's default of an INT (2), FLOAT (1) or STRING (3) attribute as the table writes
+    it, or None for other types. The changelog prints a float the spec's doc generator found
+    too long as "(%e)", so "(3.402823e+38)": the parentheses are dropped (the value is then
+    the printed one, 7 significant digits, not the exact float)."""
+    if code not in (1, 2, 3):
+        return None
+    if code == 1 and text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    try:
+        if code == 1:
+            float(text)
+        elif code == 2:
+            int(text)
+    except ValueError:
+        raise SystemExit(f"{where}: cannot read the default '{text}'")
+    if any(c in text for c in ",\t\n"):
+        raise SystemExit(f"{where}: the default '{text}' cannot be written in the table")
+    return text
 
 
 def parse_count(heading, listed):
@@ -105,7 +128,12 @@ def parse(changelog):
             t = re.match(r" : ([a-z_ ]+?)(?: \((required|default is .*)\))?$", rest)
             if not t or t.group(1) not in ATTR_TYPES:
                 raise SystemExit(f"{where}: cannot read attribute '{rest}'")
-            cur["attrs"].append((name, ATTR_TYPES[t.group(1)], t.group(2) == "required"))
+            code = ATTR_TYPES[t.group(1)]
+            spec = t.group(2) or ""
+            default = None
+            if spec.startswith("default is "):
+                default = scalar_default(code, spec[len("default is "):], where)
+            cur["attrs"].append((name, code, spec == "required", default))
         elif section in ("Inputs", "Outputs"):
             t = re.match(r"(?: \(([^)]*)\))? : (.+)$", rest)
             if not t:
@@ -131,7 +159,8 @@ def encode(ops):
         for name, tname, _ in o["inputs"] + o["outputs"]:
             if tname not in o["types"]:
                 raise SystemExit(f"{o['where']}: {o['op']}: '{name}' has no type constraint {tname}")
-        attrs = ",".join(f"{n}:{c}{'!' if r else ''}" for n, c, r in o["attrs"])
+        attrs = ",".join(
+            f"{n}:{c}{'!' if r else ''}{'' if d is None else '=' + d}" for n, c, r, d in o["attrs"])
         ins = ",".join(f"{n}:{t}{f}" for n, t, f in o["inputs"])
         outs = ",".join(f"{n}:{t}{f}" for n, t, f in o["outputs"])
         types = ",".join(f"{n}=" + "/".join(f"{m:x}" for m in ms) for n, ms in o["types"].items())

@@ -45,7 +45,7 @@ struct FSigmoid : UnaryBase {
 
 struct FLeakyRelu : UnaryBase {
   double alpha;
-  explicit FLeakyRelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 0.01f)) {}
+  explicit FLeakyRelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha")) {}
   template <class C>
   C operator()(C x) const {
     return x < 0 ? static_cast<C>(alpha) * x : x;
@@ -54,7 +54,7 @@ struct FLeakyRelu : UnaryBase {
 
 struct FElu : UnaryBase {
   double alpha;
-  explicit FElu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 1.0f)) {}
+  explicit FElu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha")) {}
   template <class C>
   C operator()(C x) const {
     return x < 0 ? static_cast<C>(alpha) * fm::expm1(x) : x;
@@ -63,7 +63,7 @@ struct FElu : UnaryBase {
 
 struct FCelu : UnaryBase {
   double alpha;
-  explicit FCelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 1.0f)) {
+  explicit FCelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha")) {
     if (alpha == 0) c.fail("alpha must not be 0");
   }
   template <class C>
@@ -89,7 +89,7 @@ struct FSelu : UnaryBase {
 struct FHardSigmoid : UnaryBase {
   double alpha, beta;
   explicit FHardSigmoid(const OpContext& c)
-      : UnaryBase(c), alpha(c.attrFloat("alpha", 0.2f)), beta(c.attrFloat("beta", 0.5f)) {}
+      : UnaryBase(c), alpha(c.attrFloat("alpha")), beta(c.attrFloat("beta")) {}
   template <class C>
   C operator()(C x) const {
     const C y = static_cast<C>(alpha) * x + static_cast<C>(beta);
@@ -126,7 +126,7 @@ struct FMish : UnaryBase {
 struct FGelu : UnaryBase {
   bool tanh_approx;
   explicit FGelu(const OpContext& c) : UnaryBase(c) {
-    const std::string a = c.attrString("approximate", "none");
+    const std::string a = c.attrString("approximate");
     if (a != "none" && a != "tanh") c.fail("approximate must be \"none\" or \"tanh\", not " + a);
     tanh_approx = a == "tanh";
   }
@@ -144,7 +144,7 @@ struct FShrink : UnaryBase {
   static constexpr bool kIntAsDouble = true;
   double lambd, bias;
   explicit FShrink(const OpContext& c)
-      : UnaryBase(c), lambd(c.attrFloat("lambd", 0.5f)), bias(c.attrFloat("bias", 0.0f)) {}
+      : UnaryBase(c), lambd(c.attrFloat("lambd")), bias(c.attrFloat("bias")) {}
   template <class C>
   C operator()(C x) const {
     const C l = static_cast<C>(lambd), b = static_cast<C>(bias);
@@ -154,7 +154,7 @@ struct FShrink : UnaryBase {
 
 struct FThresholdedRelu : UnaryBase {
   double alpha;
-  explicit FThresholdedRelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 1.0f)) {}
+  explicit FThresholdedRelu(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha")) {}
   template <class C>
   C operator()(C x) const {
     return x > static_cast<C>(alpha) ? x : C{0};
@@ -163,7 +163,7 @@ struct FThresholdedRelu : UnaryBase {
 
 struct FSwish : UnaryBase {
   double alpha;
-  explicit FSwish(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha", 1.0f)) {}
+  explicit FSwish(const OpContext& c) : UnaryBase(c), alpha(c.attrFloat("alpha")) {}
   template <class C>
   C operator()(C x) const {
     return x * sigmoidOf(static_cast<C>(alpha) * x);

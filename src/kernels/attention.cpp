@@ -105,7 +105,7 @@ void inferAttention(InferContext& ctx) {
   requireFloatInput(ctx, kV, "V");
   const DataType t1 = ctx.inputDtype(kQ);
   const DataType t2 = ctx.inputDtype(kV);
-  const int64_t mode = ctx.attrInt("qk_matmul_output_mode", 0);
+  const int64_t mode = ctx.attrInt("qk_matmul_output_mode");
   if (mode < 0 || mode > 3) ctx.fail("qk_matmul_output_mode must be 0..3");
   if (ctx.hasInput(kPastK) != ctx.hasInput(kPastV)) {
     ctx.fail("past_key and past_value must be given together");
@@ -292,7 +292,7 @@ void attentionImpl(ComputeContext& ctx) {
     if (static_cast<int64_t>(nonpad.size()) != B)
       ctx.fail("nonpad_kv_seqlen must have batch_size elements");
   }
-  const bool causal = ctx.attrInt("is_causal", 0) != 0;
+  const bool causal = ctx.attrInt("is_causal") != 0;
   auto bias = [&](int64_t b, int64_t h, int64_t i, int64_t j) -> double {
     double v = 0;
     if (!mask.empty()) {
@@ -317,8 +317,8 @@ void attentionImpl(ComputeContext& ctx) {
     return v;
   };
 
-  const double softcap = ctx.attrFloat("softcap", 0.0f);
-  const int64_t mode = ctx.attrInt("qk_matmul_output_mode", 0);
+  const double softcap = ctx.attrFloat("softcap");
+  const int64_t mode = ctx.attrInt("qk_matmul_output_mode");
   DataType sm_type = t1;  // precision the softmax result is held in
   if (ctx.hasAttr("softmax_precision")) {
     sm_type = static_cast<DataType>(ctx.attrInt("softmax_precision", 1));
@@ -421,7 +421,7 @@ void computeRotary(ComputeContext& ctx) {
   const Tensor& sinT = ctx.input(2);
   const bool has_pos = ctx.hasInput(3);
   const DataType t = X.dtype();
-  const bool interleaved = ctx.attrInt("interleaved", 0) != 0;
+  const bool interleaved = ctx.attrInt("interleaved") != 0;
   const int64_t B = X.dims()[0];
   int64_t S, H, D;
   // Element (b, s, h, d) lives at ((b*bs + s*ss + h*hs) + d).
@@ -446,7 +446,7 @@ void computeRotary(ComputeContext& ctx) {
   } else {
     ctx.fail("input must be 3-D or 4-D");
   }
-  int64_t rd = ctx.attrInt("rotary_embedding_dim", 0);
+  int64_t rd = ctx.attrInt("rotary_embedding_dim");
   if (rd == 0) rd = D;
   if (rd > D || rd % 2 != 0) ctx.fail("rotary_embedding_dim must be even and at most head_size");
   const int64_t half = rd / 2;
@@ -503,7 +503,7 @@ void inferLinearAttention(InferContext& ctx) {
   if (hq <= 0 || hkv <= 0 || hq % hkv != 0) {
     ctx.fail("q_num_heads must be a positive multiple of kv_num_heads");
   }
-  const std::string rule = ctx.attrString("update_rule", "gated_delta");
+  const std::string rule = ctx.attrString("update_rule");
   if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta") {
     ctx.unsupported("unsupported update_rule '" + rule + "'");
   }
@@ -541,7 +541,7 @@ void computeLinearAttention(ComputeContext& ctx) {
   const Tensor& Kt = ctx.input(kLK);
   const Tensor& Vt = ctx.input(kLV);
   const int64_t hq = ctx.attrInt("q_num_heads", 0), hkv = ctx.attrInt("kv_num_heads", 0);
-  const std::string rule = ctx.attrString("update_rule", "gated_delta");
+  const std::string rule = ctx.attrString("update_rule");
   const bool gating = rule == "gated" || rule == "gated_delta";
   const bool delta = rule == "delta" || rule == "gated_delta";
   if (Qt.rank() != 3 || Kt.rank() != 3 || Vt.rank() != 3)
@@ -578,7 +578,7 @@ void computeLinearAttention(ComputeContext& ctx) {
     beta = readAs<float>(ctx, bt);
     if (ctx.hasInput(kLErase)) erase = readAs<float>(ctx, ctx.input(kLErase));
   }
-  double scale = ctx.attrFloat("scale", 0.0f);
+  double scale = ctx.attrFloat("scale");
   if (scale == 0.0) scale = 1.0 / std::sqrt(static_cast<double>(dk));
   const int64_t group = hq / hkv;
   std::vector<float> out(static_cast<size_t>(B * T * hq * dv));

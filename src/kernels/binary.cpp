@@ -157,7 +157,7 @@ struct FDiv : IntDivBase {
 };
 struct FMod : IntDivBase {
   bool fmod;
-  explicit FMod(const OpContext& c) : IntDivBase(c), fmod(c.attrInt("fmod", 0) != 0) {}
+  explicit FMod(const OpContext& c) : IntDivBase(c), fmod(c.attrInt("fmod") != 0) {}
   template <class C>
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
@@ -187,7 +187,7 @@ struct FMod : IntDivBase {
 struct FBitShift : BinaryBase {
   bool left;
   explicit FBitShift(const OpContext& c) : BinaryBase(c) {
-    const std::string d = c.attrString("direction");
+    const std::string d = c.attrString("direction", "");
     if (d != "LEFT" && d != "RIGHT") c.fail("direction must be \"LEFT\" or \"RIGHT\", not " + d);
     left = d == "LEFT";
   }

@@ -141,7 +141,7 @@ const Shape* checkConvOperands(InferContext& ctx, const Shape* x, const Shape* w
   if (x->rank() < 3) ctx.fail("X must have rank >= 3 (N, C, spatial...)");
   // W's dims are read by the rules, and compute divides by group: fuzzed models crashed on both.
   if (w != nullptr && w->rank() != x->rank()) ctx.fail("W must have the rank of X");
-  *group = ctx.attrInt("group", 1);
+  *group = ctx.attrInt("group");
   if (*group <= 0) ctx.fail("group must be positive");
   return x;
 }
@@ -227,7 +227,7 @@ void computeConv(ComputeContext& ctx) {
   const Tensor& W = ctx.input(1);
   const Tensor* B = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   Tensor& Y = ctx.output(0);
-  const int64_t group = ctx.attrInt("group", 1);
+  const int64_t group = ctx.attrInt("group");
   const Geom g = convGeom(ctx, X.dims(), W.dims());
   const int64_t batch = X.dims()[0], channels = X.dims()[1], m = W.dims()[0];
   if (m % group != 0) ctx.fail("the number of feature maps is not divisible by group");
@@ -324,7 +324,7 @@ void computeDeformConv(ComputeContext& ctx) {
   Tensor& Y = ctx.output(0);
   if (X.rank() != 4) ctx.unsupported("only 2-D deformable convolution is supported");
   const Geom g = convGeom(ctx, X.dims(), W.dims());
-  const int64_t group = ctx.attrInt("group", 1), offset_group = ctx.attrInt("offset_group", 1);
+  const int64_t group = ctx.attrInt("group"), offset_group = ctx.attrInt("offset_group");
   const int64_t batch = X.dims()[0], channels = X.dims()[1], m = W.dims()[0];
   if (group <= 0 || offset_group <= 0 || channels % group != 0 || m % group != 0 ||
       channels % offset_group != 0) {
@@ -393,7 +393,7 @@ void computeCausalConv(ComputeContext& ctx) {
   if (P != nullptr && P->dims() != std::vector<int64_t>{batch, channels, k - 1}) {
     ctx.fail("past_state must be (batch, channels, k - 1)");
   }
-  const std::string act = ctx.attrString("activation", "none");
+  const std::string act = ctx.attrString("activation");
   const bool silu = act == "silu" || act == "swish";
   if (!silu && act != "none") ctx.fail("unknown activation '" + act + "'");
   auto read = [](const Tensor& t) {

@@ -91,7 +91,7 @@ ConvTransposeGeom convTransposeGeom(const OpContext& ctx, const std::vector<int6
         "kernel_shape/strides/dilations/pads/output_padding/output_shape sizes do not match "
         "the spatial rank");
   }
-  const std::string auto_pad = ctx.attrString("auto_pad", "NOTSET");
+  const std::string auto_pad = ctx.attrString("auto_pad");
   g.pad_b.assign(pads.begin(), pads.begin() + n);
   g.pad_e.assign(pads.begin() + n, pads.end());
   g.out.assign(n, -1);
@@ -192,7 +192,7 @@ void computeConvTranspose(ComputeContext& ctx) {
   const Tensor& W = ctx.input(1);
   const Tensor* B = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   Tensor& Y = ctx.output(0);
-  const int64_t group = ctx.attrInt("group", 1);
+  const int64_t group = ctx.attrInt("group");
   std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
   if (kernel.empty()) kernel.assign(W.dims().begin() + 2, W.dims().end());
   const ConvTransposeGeom cg =

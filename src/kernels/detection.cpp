@@ -32,10 +32,10 @@ void inferRoiAlign(InferContext& ctx) {
     ctx.fail("rois must have shape [num_rois, 4]");
   }
   if (bs != nullptr && bs->rank() != 1) ctx.fail("batch_indices must be 1-D");
-  const std::string mode = ctx.attrString("mode", "avg");
+  const std::string mode = ctx.attrString("mode");
   if (mode != "avg" && mode != "max") ctx.unsupported("unsupported mode '" + mode + "'");
   if (ctx.opset() >= 16) {
-    const std::string c = ctx.attrString("coordinate_transformation_mode", "half_pixel");
+    const std::string c = ctx.attrString("coordinate_transformation_mode");
     if (c != "half_pixel" && c != "output_half_pixel") {
       ctx.unsupported("unsupported coordinate_transformation_mode '" + c + "'");
     }
@@ -45,8 +45,8 @@ void inferRoiAlign(InferContext& ctx) {
   if (!n.isKnown() && bs != nullptr && bs->dims[0].isKnown()) n = bs->dims[0];
   out.dims.push_back(n);
   out.dims.push_back(dimOr(ctx, xs, 1));
-  out.dims.push_back(Dim::known(ctx.attrInt("output_height", 1)));
-  out.dims.push_back(Dim::known(ctx.attrInt("output_width", 1)));
+  out.dims.push_back(Dim::known(ctx.attrInt("output_height")));
+  out.dims.push_back(Dim::known(ctx.attrInt("output_width")));
   ctx.setOutput(0, t, std::move(out));
 }
 
@@ -56,12 +56,12 @@ void computeRoiAlign(ComputeContext& ctx) {
   const std::vector<double> rois = toDoubles(ctx, ctx.input(1));
   const std::vector<int64_t> bidx = toInt64Vector(ctx, ctx.input(2));
   Tensor& Y = ctx.output(0);
-  const bool max_mode = ctx.attrString("mode", "avg") == "max";
-  const bool half_pixel = ctx.opset() >= 16 && ctx.attrString("coordinate_transformation_mode",
-                                                              "half_pixel") == "half_pixel";
-  const int64_t ph_n = ctx.attrInt("output_height", 1), pw_n = ctx.attrInt("output_width", 1);
-  const int64_t sampling = ctx.attrInt("sampling_ratio", 0);
-  const double scale = ctx.attrFloat("spatial_scale", 1.0f);
+  const bool max_mode = ctx.attrString("mode") == "max";
+  const bool half_pixel =
+      ctx.opset() >= 16 && ctx.attrString("coordinate_transformation_mode") == "half_pixel";
+  const int64_t ph_n = ctx.attrInt("output_height"), pw_n = ctx.attrInt("output_width");
+  const int64_t sampling = ctx.attrInt("sampling_ratio");
+  const double scale = ctx.attrFloat("spatial_scale");
   const int64_t N = X.dims()[0], C = X.dims()[1], H = X.dims()[2], W = X.dims()[3];
   const auto R = static_cast<int64_t>(bidx.size());
   if (static_cast<int64_t>(rois.size()) != R * 4) ctx.fail("rois and batch_indices disagree");
@@ -192,7 +192,7 @@ void computeMaxRoiPool(ComputeContext& ctx) {
   const std::vector<double> rois = toDoubles(ctx, ctx.input(1));
   Tensor& Y = ctx.output(0);
   const std::vector<int64_t> pooled = ctx.attrInts("pooled_shape");
-  const double scale = ctx.attrFloat("spatial_scale", 1.0f);
+  const double scale = ctx.attrFloat("spatial_scale");
   const int64_t N = X.dims()[0], C = X.dims()[1], H = X.dims()[2], W = X.dims()[3];
   const int64_t PH = pooled[0], PW = pooled[1];
   const int64_t R = ctx.input(1).dims()[0];
@@ -269,7 +269,7 @@ std::vector<std::array<int64_t, 3>> runNms(const OpContext& ctx, GetTensor&& get
     has_score_th = true;
     score_th = toDoubles(ctx, *t)[0];
   }
-  const bool center = ctx.attrInt("center_point_box", 0) != 0;
+  const bool center = ctx.attrInt("center_point_box") != 0;
   // Corner form [ymin, xmin, ymax, xmax] of every box.
   std::vector<std::array<double, 4>> corners(static_cast<size_t>(B * NB));
   for (size_t i = 0; i < corners.size(); ++i) {

@@ -34,7 +34,7 @@ struct EinsumSpec {
 // Labels: letters are their char codes; ellipsis dims are 1000 + k (right-aligned).
 EinsumSpec parseEinsum(const OpContext& ctx, const std::vector<std::vector<int64_t>>& shapes) {
   std::string eq;
-  for (char ch : ctx.attrString("equation"))
+  for (char ch : ctx.attrString("equation", ""))
     if (ch != ' ') eq += ch;
   std::string lhs = eq, rhs;
   const size_t arrow = eq.find("->");

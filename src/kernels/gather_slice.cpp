@@ -61,7 +61,7 @@ void inferGather(InferContext& ctx) {
   }
   const auto r = static_cast<int64_t>(ds->rank());
   if (r == 0) ctx.fail("data must have rank >= 1");
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", 0), r);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), r);
   Shape out;
   out.dims.assign(ds->dims.begin(), ds->dims.begin() + axis);
   out.dims.insert(out.dims.end(), is->dims.begin(), is->dims.end());
@@ -86,7 +86,7 @@ void computeGather(ComputeContext& ctx) {
   const std::vector<int64_t> idx = toInt64Vector(ctx, ctx.input(1));
   const auto& dd = data.dims();
   const auto r = static_cast<int64_t>(dd.size());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", 0), r);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), r);
   const int64_t outer = product(dd, 0, static_cast<size_t>(axis));
   const int64_t n = dd[static_cast<size_t>(axis)];
   const int64_t inner = product(dd, static_cast<size_t>(axis) + 1, dd.size());
@@ -113,7 +113,7 @@ void inferSameRankIndexed(InferContext& ctx, size_t shape_from) {
   if (const Shape* ds = ctx.inputShape(0)) {
     if (ds->rank() != s->rank()) ctx.fail("data and indices must have the same rank");
     if (ds->rank() == 0) ctx.fail("data must have rank >= 1");
-    normalizeAxis(ctx, ctx.attrInt("axis", 0), static_cast<int64_t>(ds->rank()));
+    normalizeAxis(ctx, ctx.attrInt("axis"), static_cast<int64_t>(ds->rank()));
   }
   ctx.setOutput(0, dt, *s);
 }
@@ -127,7 +127,7 @@ void computeGatherElements(ComputeContext& ctx) {
   const Tensor& indices = ctx.input(1);
   Tensor& out = ctx.output(0);
   const auto r = static_cast<int64_t>(data.rank());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", 0), r);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), r);
   const std::vector<int64_t> idx = toInt64Vector(ctx, indices);
   std::vector<int64_t> strides = stridesOf(data.dims());
   const int64_t axis_stride = strides[static_cast<size_t>(axis)];

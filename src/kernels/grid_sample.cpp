@@ -33,7 +33,7 @@ struct GsAttrs {
 GsAttrs readGsAttrs(const OpContext& ctx) {
   GsAttrs a;
   const bool v16 = ctx.opset() < 20;
-  const std::string m = ctx.attrString("mode", v16 ? "bilinear" : "linear");
+  const std::string m = ctx.attrString("mode");
   if (m == (v16 ? "bilinear" : "linear")) {
     a.mode = GsMode::kLinear;
   } else if (m == "nearest") {
@@ -43,7 +43,7 @@ GsAttrs readGsAttrs(const OpContext& ctx) {
   } else {
     ctx.unsupported("unsupported mode '" + m + "'");
   }
-  const std::string pm = ctx.attrString("padding_mode", "zeros");
+  const std::string pm = ctx.attrString("padding_mode");
   if (pm == "zeros") {
     a.pad = GsPad::kZeros;
   } else if (pm == "border") {
@@ -53,7 +53,7 @@ GsAttrs readGsAttrs(const OpContext& ctx) {
   } else {
     ctx.unsupported("unsupported padding_mode '" + pm + "'");
   }
-  a.align = ctx.attrInt("align_corners", 0) != 0;
+  a.align = ctx.attrInt("align_corners") != 0;
   return a;
 }
 
@@ -291,7 +291,7 @@ void computeAffineGrid(ComputeContext& ctx) {
   const Tensor& theta = ctx.input(0);
   const std::vector<int64_t> size = toInt64Vector(ctx, ctx.input(1));
   Tensor& Y = ctx.output(0);
-  const bool align = ctx.attrInt("align_corners", 0) != 0;
+  const bool align = ctx.attrInt("align_corners") != 0;
   const size_t r = size.size() - 2;
   const int64_t N = size[0];
   if (theta.rank() != 3 || theta.dims()[0] != N || theta.dims()[1] != static_cast<int64_t>(r) ||

@@ -87,7 +87,7 @@ bool decodePnm(const uint8_t* d, size_t n, Image& img) {
 }
 
 int64_t imageChannels(const OpContext& ctx) {
-  const std::string fmt = ctx.attrString("pixel_format", "RGB");
+  const std::string fmt = ctx.attrString("pixel_format");
   if (fmt == "RGB" || fmt == "BGR") return 3;
   if (fmt == "Grayscale") return 1;
   ctx.fail("invalid pixel_format '" + fmt + "'");
@@ -101,7 +101,7 @@ Tensor decodeImage(const OpContext& ctx, const Tensor& data) {
     ctx.unsupported(
         "unsupported or invalid image (only uncompressed BMP and binary PNM are decoded)");
   }
-  const std::string fmt = ctx.attrString("pixel_format", "RGB");
+  const std::string fmt = ctx.attrString("pixel_format");
   const int64_t ch = imageChannels(ctx);
   Tensor out(DataType::kUint8, {img.h, img.w, ch});
   uint8_t* o = out.mutableBytes();

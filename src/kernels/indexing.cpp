@@ -43,7 +43,7 @@ void inferOneHot(InferContext& ctx) {
     return;
   }
   const auto r = static_cast<int64_t>(is->rank());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), r + 1);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), r + 1);
   Shape out = *is;
   const Tensor* dv = ctx.inputValue(1);
   out.dims.insert(out.dims.begin() + axis,
@@ -58,7 +58,7 @@ void computeOneHot(ComputeContext& ctx) {
   if (values.numElements() != 2) ctx.fail("values must hold [off_value, on_value]");
   const int64_t depth = oneHotDepth(ctx, ctx.input(1));
   const auto r = static_cast<int64_t>(indices.rank());
-  const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis", -1), r + 1));
+  const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis"), r + 1));
   // Indices may be any numeric type; non-integers are truncated toward zero.
   std::vector<int64_t> idx(static_cast<size_t>(indices.numElements()));
   if (!dispatchNumeric(indices.dtype(), [&](auto tag) {
@@ -215,8 +215,8 @@ CumulativeAxis cumulativeAxis(const ComputeContext& ctx) {
   const auto& xd = ctx.input(0).dims();
   const auto axis = static_cast<size_t>(normalizeAxis(ctx, av[0], static_cast<int64_t>(xd.size())));
   CumulativeAxis c;
-  c.exclusive = ctx.attrInt("exclusive", 0) != 0;
-  c.reverse = ctx.attrInt("reverse", 0) != 0;
+  c.exclusive = ctx.attrInt("exclusive") != 0;
+  c.reverse = ctx.attrInt("reverse") != 0;
   c.outer = product(xd, 0, axis);
   c.n = xd[axis];
   c.inner = product(xd, axis + 1, xd.size());
@@ -302,8 +302,8 @@ void computeReverseSequence(ComputeContext& ctx) {
   const auto& xd = x.dims();
   const auto r = static_cast<int64_t>(xd.size());
   if (r < 2) ctx.fail("input must have rank >= 2");
-  const auto batch_axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("batch_axis", 1), r));
-  const auto time_axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("time_axis", 0), r));
+  const auto batch_axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("batch_axis"), r));
+  const auto time_axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("time_axis"), r));
   if (batch_axis > 1 || time_axis > 1 || batch_axis == time_axis)
     ctx.fail("batch_axis and time_axis must be 0 and 1 in some order");
   const std::vector<int64_t> lens = toInt64Vector(ctx, ctx.input(1));

@@ -22,7 +22,7 @@ namespace {
 void inferLoss(InferContext& ctx) {
   requireType(ctx, 0, isFloatType, "a float type");
   const DataType t = ctx.inputDtype(0);
-  const std::string reduction = ctx.attrString("reduction", "mean");
+  const std::string reduction = ctx.attrString("reduction");
   if (reduction != "none" && reduction != "sum" && reduction != "mean") {
     ctx.fail("invalid reduction '" + reduction + "'");
   }
@@ -94,7 +94,7 @@ void computeNll(ComputeContext& ctx) {
   if (static_cast<int64_t>(target.size()) != ctx.sizeMul(N, D)) ctx.fail("target shape mismatch");
   writeAll(ctx.output(0),
            nllLoss(ctx, readAll(x), target, ctx.hasInput(2) ? &ctx.input(2) : nullptr, N, C, D,
-                   ctx.attrString("reduction", "mean")));
+                   ctx.attrString("reduction")));
 }
 
 void computeSce(ComputeContext& ctx) {
@@ -122,7 +122,7 @@ void computeSce(ComputeContext& ctx) {
     }
   }
   writeAll(ctx.output(0), nllLoss(ctx, v, target, ctx.hasInput(2) ? &ctx.input(2) : nullptr, N, C,
-                                  D, ctx.attrString("reduction", "mean")));
+                                  D, ctx.attrString("reduction")));
   if (ctx.hasOutput(1)) writeAll(ctx.output(1), v);
 }
 

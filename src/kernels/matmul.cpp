@@ -161,13 +161,13 @@ void inferGemm(InferContext& ctx) {
   if (a == nullptr || b == nullptr) {
     Shape s;
     s.dims.assign(2, unknownDim());
-    if (a != nullptr && a->rank() == 2) s.dims[0] = a->dims[ctx.attrInt("transA", 0) ? 1 : 0];
-    if (b != nullptr && b->rank() == 2) s.dims[1] = b->dims[ctx.attrInt("transB", 0) ? 0 : 1];
+    if (a != nullptr && a->rank() == 2) s.dims[0] = a->dims[ctx.attrInt("transA") ? 1 : 0];
+    if (b != nullptr && b->rank() == 2) s.dims[1] = b->dims[ctx.attrInt("transB") ? 0 : 1];
     ctx.setOutput(0, t, s);
     return;
   }
   if (a->rank() != 2 || b->rank() != 2) ctx.fail("A and B must be 2-D");
-  const bool ta = ctx.attrInt("transA", 0) != 0, tb = ctx.attrInt("transB", 0) != 0;
+  const bool ta = ctx.attrInt("transA") != 0, tb = ctx.attrInt("transB") != 0;
   const Dim& m = a->dims[ta ? 1 : 0];
   const Dim& ka = a->dims[ta ? 0 : 1];
   const Dim& kb = b->dims[tb ? 1 : 0];
@@ -226,8 +226,8 @@ void computeGemm(ComputeContext& ctx) {
   const Tensor& B = ctx.input(1);
   const Tensor* C = ctx.hasInput(2) ? &ctx.input(2) : nullptr;
   Tensor& Y = ctx.output(0);
-  const bool ta = ctx.attrInt("transA", 0) != 0, tb = ctx.attrInt("transB", 0) != 0;
-  const float alpha = ctx.attrFloat("alpha", 1.0f), beta = ctx.attrFloat("beta", 1.0f);
+  const bool ta = ctx.attrInt("transA") != 0, tb = ctx.attrInt("transB") != 0;
+  const float alpha = ctx.attrFloat("alpha"), beta = ctx.attrFloat("beta");
   const int64_t m = Y.dims()[0], n = Y.dims()[1];
   const int64_t k = A.dims()[ta ? 0 : 1];
   std::vector<int64_t> cdims = C ? C->dims() : std::vector<int64_t>{};

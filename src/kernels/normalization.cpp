@@ -121,8 +121,8 @@ void computeBatchNorm(ComputeContext& ctx) {
   const int64_t batch = X.dims()[0];
   const int64_t channels = X.rank() > 1 ? X.dims()[1] : 1;
   const int64_t spatial = product(X.dims(), 2, X.rank());
-  const double eps = ctx.attrFloat("epsilon", 1e-5f);
-  const double momentum = ctx.attrFloat("momentum", 0.9f);
+  const double eps = ctx.attrFloat("epsilon");
+  const double momentum = ctx.attrFloat("momentum");
   const ChannelParam scale = channelParam(ctx, ctx.input(1), channels, spatial, "scale");
   const ChannelParam bias = channelParam(ctx, ctx.input(2), channels, spatial, "B");
   const ChannelParam mean = channelParam(ctx, ctx.input(3), channels, spatial, "input_mean");
@@ -194,7 +194,7 @@ void computeInstanceNorm(ComputeContext& ctx) {
   if (X.rank() < 2) ctx.fail("X must have rank >= 2");
   const int64_t batch = X.dims()[0], channels = X.dims()[1];
   const int64_t spatial = product(X.dims(), 2, X.rank());
-  const double eps = ctx.attrFloat("epsilon", 1e-5f);
+  const double eps = ctx.attrFloat("epsilon");
   const ChannelParam scale = channelParam(ctx, ctx.input(1), channels, 0, "scale");
   const ChannelParam bias = channelParam(ctx, ctx.input(2), channels, 0, "B");
   const std::vector<double> x = readAll(X);
@@ -233,12 +233,12 @@ void inferLayerNormLike(InferContext& ctx) {
   ctx.setOutput(0, t, *x);
   if (rms) return;  // RMSNormalization has no Mean / InvStdDev outputs
   const auto rank = static_cast<int64_t>(x->rank());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), rank);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), rank);
   // Mean / InvStdDev: X's shape with the normalized axes set to 1, of the stash type.
   Shape s = *x;
   for (int64_t i = axis; i < rank; ++i)
     s.dims[i] = Dim::known(1);
-  const int64_t stash = ctx.attrInt("stash_type", 1);
+  const int64_t stash = ctx.attrInt("stash_type");
   const DataType st = stash == 1 ? DataType::kFloat : static_cast<DataType>(stash);
   for (size_t i = 1; i < ctx.numOutputs(); ++i)
     ctx.setOutput(i, st, s);
@@ -260,8 +260,8 @@ template <bool rms>
 void computeLayerNormLike(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const auto rank = static_cast<int64_t>(X.rank());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), rank);
-  const double eps = ctx.attrFloat("epsilon", 1e-5f);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), rank);
+  const double eps = ctx.attrFloat("epsilon");
   const int64_t outer = product(X.dims(), 0, axis);
   const int64_t inner = product(X.dims(), axis, rank);
   const std::vector<double> x = readAll(X);
@@ -269,9 +269,9 @@ void computeLayerNormLike(ComputeContext& ctx) {
   std::vector<double> bias;
   if (!rms && ctx.hasInput(2)) bias = broadcastTo(ctx, ctx.input(2), X.dims(), "B");
   // stash_type=1 computes the statistics in float32: round like the reference.
-  const DataType stash = ctx.attrInt("stash_type", 1) == 1
+  const DataType stash = ctx.attrInt("stash_type") == 1
                              ? DataType::kFloat
-                             : static_cast<DataType>(ctx.attrInt("stash_type", 1));
+                             : static_cast<DataType>(ctx.attrInt("stash_type"));
   std::vector<double> y(x.size()), means(outer), invs(outer);
   for (int64_t o = 0; o < outer; ++o) {
     const size_t base = static_cast<size_t>(o * inner);
@@ -353,8 +353,8 @@ void computeGroupNorm(ComputeContext& ctx) {
 void computeLpNorm(ComputeContext& ctx) {
   const Tensor& X = ctx.input(0);
   const auto rank = static_cast<int64_t>(X.rank());
-  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis", -1), rank);
-  const int64_t p = ctx.attrInt("p", 2);
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), rank);
+  const int64_t p = ctx.attrInt("p");
   if (p != 1 && p != 2) ctx.fail("p must be 1 or 2");
   const int64_t outer = product(X.dims(), 0, axis);
   const int64_t len = X.dims()[axis];
@@ -385,9 +385,9 @@ void computeLrn(ComputeContext& ctx) {
   if (X.rank() < 2) ctx.fail("X must have rank >= 2");
   const int64_t size = ctx.attrInt("size", 0);
   if (size <= 0) ctx.fail("size must be positive");
-  const double alpha = ctx.attrFloat("alpha", 1e-4f);
-  const double beta = ctx.attrFloat("beta", 0.75f);
-  const double bias = ctx.attrFloat("bias", 1.0f);
+  const double alpha = ctx.attrFloat("alpha");
+  const double beta = ctx.attrFloat("beta");
+  const double bias = ctx.attrFloat("bias");
   const int64_t batch = X.dims()[0], channels = X.dims()[1];
   const int64_t spatial = product(X.dims(), 2, X.rank());
   const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;  // floor / ceil of (size-1)/2

@@ -5,6 +5,7 @@
 #include "ir/error.h"
 #include "kernels/eval_budget.h"
 #include "kernels/subgraph_eval.h"
+#include "schema/op_schema.h"
 
 namespace onnxfold {
 
@@ -20,6 +21,59 @@ std::string nodeLabel(const Node& n) {
   return where;
 }
 }  // namespace
+
+const AttributeDefault& OpContext::schemaDefault(std::string_view name, AttrType type) const {
+  const std::string where = "attribute '" + std::string(name) + "' is absent and ";
+  const std::string domain = node_.domain.empty() ? "ai.onnx" : node_.domain;
+  const OpSchema* s = OpSchemas::instance().find(node_.domain, node_.op_type, opset_);
+  if (s == nullptr) {
+    fail(where + "the op has no schema at opset " + std::to_string(opset_) + " of " + domain +
+         " to give its default");
+  }
+  const AttributeSchema* a = s->attribute(name);
+  const std::string version = node_.op_type + "-" + std::to_string(s->since_version) + " (opset " +
+                              std::to_string(opset_) + " of " + domain + ")";
+  if (a == nullptr) fail(where + version + " has no such attribute");
+  if (!a->hasDefault()) {
+    fail(where + version + (a->required ? " requires it" : " gives it no default"));
+  }
+  if (a->default_value.type != type) {
+    fail(where + "its default in " + version + " is of type " +
+         std::string(attrTypeName(a->default_value.type)) + ", read as " +
+         std::string(attrTypeName(type)));
+  }
+  return a->default_value;
+}
+
+namespace {
+// A present attribute of another type than the read: the node is invalid (validation refuses
+// it before folding).
+[[noreturn]] void wrongType(const OpContext& ctx, const Attribute& a, AttrType type) {
+  ctx.fail("attribute '" + a.name + "' is of type " + std::string(attrTypeName(a.type)) + ", not " +
+           std::string(attrTypeName(type)));
+}
+}  // namespace
+
+int64_t OpContext::attrInt(std::string_view name) const {
+  const Attribute* a = node_.attr(name);
+  if (a == nullptr) return schemaDefault(name, AttrType::kInt).i;
+  if (a->type != AttrType::kInt) wrongType(*this, *a, AttrType::kInt);
+  return a->i;
+}
+
+float OpContext::attrFloat(std::string_view name) const {
+  const Attribute* a = node_.attr(name);
+  if (a == nullptr) return schemaDefault(name, AttrType::kFloat).f;
+  if (a->type != AttrType::kFloat) wrongType(*this, *a, AttrType::kFloat);
+  return a->f;
+}
+
+std::string OpContext::attrString(std::string_view name) const {
+  const Attribute* a = node_.attr(name);
+  if (a == nullptr) return schemaDefault(name, AttrType::kString).s;
+  if (a->type != AttrType::kString) wrongType(*this, *a, AttrType::kString);
+  return a->s;
+}
 
 void OpContext::fail(const std::string& message) const {
   throw Error(nodeLabel(node_) + ": " + message);

@@ -22,7 +22,8 @@
 
 namespace onnxfold {
 
-struct SubgraphEnv;  // kernels/subgraph_eval.h
+struct SubgraphEnv;       // kernels/subgraph_eval.h
+struct AttributeDefault;  // schema/op_schema.h
 
 // Contents of a small int64 tensor (rank 0 or 1) whose elements are each known
 // or symbolic: the value of Shape(x) for x: [batch, 3] is {batch, 3}.
@@ -35,9 +36,18 @@ class OpContext {
   int64_t opset() const { return opset_; }
   std::string_view opType() const { return node_.op_type; }
 
+  // The node's attribute, else its default in the op's schema at opset() (the spec's
+  // "(default is X)"). Fails, naming the op, the attribute and the opset, when the node does
+  // not have it and the schema gives no default: the attribute is required or has none, or
+  // the op has no schema (contrib and ai.onnx.ml ops: read those with a default below).
+  int64_t attrInt(std::string_view name) const;
+  float attrFloat(std::string_view name) const;
+  std::string attrString(std::string_view name) const;
+  // The node's attribute, else `dflt`: for ops without a schema, attributes without a default
+  // and defaults the changelog cannot give exactly (it prints floats rounded).
   int64_t attrInt(std::string_view name, int64_t dflt) const { return node_.attrInt(name, dflt); }
   float attrFloat(std::string_view name, float dflt) const { return node_.attrFloat(name, dflt); }
-  std::string attrString(std::string_view name, std::string dflt = {}) const {
+  std::string attrString(std::string_view name, std::string dflt) const {
     return node_.attrString(name, std::move(dflt));
   }
   std::vector<int64_t> attrInts(std::string_view name, std::vector<int64_t> dflt = {}) const {
@@ -56,6 +66,9 @@ class OpContext {
   int64_t sizeAdd(int64_t a, int64_t b) const;
 
  private:
+  // The schema's default of attribute `name` of type `type`, failing when there is none.
+  const AttributeDefault& schemaDefault(std::string_view name, AttrType type) const;
+
   const Node& node_;
   int64_t opset_;
 };

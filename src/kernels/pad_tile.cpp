@@ -147,7 +147,7 @@ bool padAmounts(const OpContext& ctx, size_t rank, const Tensor* pads_t, const T
 }
 
 std::string padMode(const OpContext& ctx) {
-  const std::string mode = ctx.attrString("mode", "constant");
+  const std::string mode = ctx.attrString("mode");
   if (mode != "constant" && mode != "reflect" && mode != "edge" &&
       !(mode == "wrap" && ctx.opset() >= 19)) {
     ctx.unsupported("unsupported mode '" + mode + "'");
@@ -266,7 +266,7 @@ void computePad(ComputeContext& ctx) {
   Tensor fill;
   if (ctx.opset() < 11) {
     fill = Tensor(in.dtype(), {});
-    const double v = ctx.attrFloat("value", 0.0f);
+    const double v = ctx.attrFloat("value");
     dispatchNumeric(in.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       *mutableDataAs<T>(fill) = fromDouble<T>(v);

@@ -179,7 +179,7 @@ void computeQLinearMatMul(ComputeContext& ctx) {
 std::vector<int32_t> integerConv(const ComputeContext& ctx, const Tensor& X, const Tensor* xzp,
                                  const Tensor& W, const Tensor* wzp, const Tensor* bias,
                                  const Geom& g) {
-  const int64_t group = ctx.attrInt("group", 1);
+  const int64_t group = ctx.attrInt("group");
   const int64_t batch = X.dims()[0], channels = X.dims()[1], m = W.dims()[0];
   std::vector<int32_t> x(static_cast<size_t>(X.numElements()));
   const int32_t xz = xzp ? fromDouble<int32_t>(elemAsDouble(*xzp, 0)) : 0;

@@ -43,7 +43,7 @@ void inferMultinomial(InferContext& ctx) {
   requireType(ctx, 0, isFloatType, "a float type");
   const DataType t = dtypeAttr(ctx, "dtype", DataType::kInt32);
   if (t != DataType::kInt32 && t != DataType::kInt64) ctx.fail("dtype must be int32 or int64");
-  const int64_t samples = ctx.attrInt("sample_size", 1);
+  const int64_t samples = ctx.attrInt("sample_size");
   if (samples < 0) ctx.fail("sample_size must be non-negative");  // would be a negative dim
   Shape s;
   const Shape* x = ctx.inputShape(0);

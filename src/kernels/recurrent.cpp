@@ -146,7 +146,7 @@ int numDirections(const OpContext& ctx) {
 }
 
 int64_t layoutOf(const OpContext& ctx) {
-  const int64_t layout = ctx.opset() >= 14 ? ctx.attrInt("layout", 0) : 0;
+  const int64_t layout = ctx.opset() >= 14 ? ctx.attrInt("layout") : 0;
   if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1");
   return layout;
 }
@@ -224,7 +224,7 @@ void computeRecurrent(ComputeContext& ctx) {
   const bool has_clip = ctx.hasAttr("clip");
   const double clip = ctx.attrFloat("clip", 0.0f);
   const bool lbr = kind == CellKind::kGru && ctx.attrInt("linear_before_reset", 0) != 0;
-  const bool input_forget = kind == CellKind::kLstm && ctx.attrInt("input_forget", 0) != 0;
+  const bool input_forget = kind == CellKind::kLstm && ctx.attrInt("input_forget") != 0;
 
   const Tensor& X = ctx.input(0);
   if (X.rank() != 3) ctx.fail("X must have rank 3");

@@ -247,7 +247,7 @@ ReduceAxes readReduceAxes(const OpContext& ctx, int64_t rank, bool axes_present,
       return ra;
     }
     if (axes_value != nullptr) axes = toInt64Vector(ctx, *axes_value);
-    if (axes.empty() && ctx.attrInt("noop_with_empty_axes", 0) != 0) {
+    if (axes.empty() && ctx.attrInt("noop_with_empty_axes") != 0) {
       ra.noop = true;
       ra.reduced.assign(static_cast<size_t>(rank), false);
       return ra;
@@ -269,7 +269,7 @@ void inferReduce(InferContext& ctx) {
     ctx.setOutputUnknownRank(0, dt);
     return;
   }
-  const bool keep = ctx.attrInt("keepdims", 1) != 0;
+  const bool keep = ctx.attrInt("keepdims") != 0;
   const bool input_axes = ctx.opset() >= axesInputSince(reduceOpOf(ctx));
   // An axes input of static shape [0] is known to be empty even without its value.
   const Shape* as = input_axes ? ctx.inputShape(1) : nullptr;
@@ -539,7 +539,7 @@ SOp softOpOf(const OpContext& ctx) {
 // Before opset 13 the input is coerced to 2-D [prod(d[:axis]), prod(d[axis:])].
 int64_t softAxis(const OpContext& ctx, int64_t rank) {
   const bool legacy = ctx.opset() < 13;
-  const int64_t axis = ctx.attrInt("axis", legacy ? 1 : -1);
+  const int64_t axis = ctx.attrInt("axis");
   if (legacy && rank == 0) return 0;
   // Legacy axis may equal rank (coerce to [N, 1]).
   if (legacy && (axis == rank)) return rank;

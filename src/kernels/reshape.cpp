@@ -74,7 +74,7 @@ void inferReshape(InferContext& ctx) {
     return;
   }
   // allowzero exists from Reshape-14; before, a 0 always copies the input's dim.
-  const bool allowzero = ctx.opset() >= 14 && ctx.attrInt("allowzero", 0) != 0;
+  const bool allowzero = ctx.opset() >= 14 && ctx.attrInt("allowzero") != 0;
   const bool exact = ctx.opset() < 5 || ctx.inputValue(1) != nullptr;  // -1 entries are literal
   const Shape* in = ctx.inputShape(0);
   Shape out;
@@ -178,7 +178,7 @@ void inferFlatten(InferContext& ctx) {
     return;
   }
   const auto rank = static_cast<int64_t>(in->rank());
-  int64_t axis = ctx.attrInt("axis", 1);
+  int64_t axis = ctx.attrInt("axis");
   if (axis < -rank || axis > rank) ctx.fail("axis " + std::to_string(axis) + " out of range");
   if (axis < 0) axis += rank;
   auto merge = [&](size_t b, size_t e) {

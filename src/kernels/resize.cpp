@@ -51,7 +51,7 @@ struct ResizeAttrs {
 ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
   ResizeAttrs a;
   const int64_t opset = ctx.opset();
-  const std::string mode = ctx.attrString("mode", "nearest");
+  const std::string mode = ctx.attrString("mode");
   if (mode == "nearest") {
     a.mode = Interp::kNearest;
   } else if (mode == "linear" || (opset < 11 && mode == "bilinear")) {
@@ -66,7 +66,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     a.coord = Coord::kAsymmetric;
     a.nearest = Nearest::kSimple;
   } else {
-    const std::string c = ctx.attrString("coordinate_transformation_mode", "half_pixel");
+    const std::string c = ctx.attrString("coordinate_transformation_mode");
     if (c == "half_pixel") {
       a.coord = Coord::kHalfPixel;
     } else if (c == "half_pixel_symmetric" && opset >= 19) {
@@ -84,7 +84,7 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     } else {
       ctx.unsupported("unsupported coordinate_transformation_mode '" + c + "'");
     }
-    const std::string n = ctx.attrString("nearest_mode", "round_prefer_floor");
+    const std::string n = ctx.attrString("nearest_mode");
     if (n == "round_prefer_floor") {
       a.nearest = Nearest::kRoundPreferFloor;
     } else if (n == "round_prefer_ceil") {
@@ -96,16 +96,16 @@ ResizeAttrs readResizeAttrs(const OpContext& ctx, int64_t rank) {
     } else {
       ctx.unsupported("unsupported nearest_mode '" + n + "'");
     }
-    a.cubic_a = ctx.attrFloat("cubic_coeff_a", -0.75f);
-    a.exclude_outside = ctx.attrInt("exclude_outside", 0) != 0;
-    a.extrapolation = ctx.attrFloat("extrapolation_value", 0.0f);
+    a.cubic_a = ctx.attrFloat("cubic_coeff_a");
+    a.exclude_outside = ctx.attrInt("exclude_outside") != 0;
+    a.extrapolation = ctx.attrFloat("extrapolation_value");
   }
   if (opset >= 18) {
-    a.antialias = ctx.attrInt("antialias", 0) != 0;
+    a.antialias = ctx.attrInt("antialias") != 0;
     if (a.antialias && a.mode == Interp::kNearest) {
       ctx.unsupported("antialias is only supported for the linear and cubic modes");
     }
-    const std::string p = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+    const std::string p = ctx.attrString("keep_aspect_ratio_policy");
     if (p == "stretch") {
       a.policy = AspectPolicy::kStretch;
     } else if (p == "not_larger") {

@@ -160,12 +160,12 @@ void computeTensorScatter(ComputeContext& ctx) {
   const auto& ud = update.dims();
   const auto r = static_cast<int64_t>(pd.size());
   if (ud.size() != pd.size()) ctx.fail("update must have the rank of past_cache");
-  const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis", -2), r));
+  const auto axis = static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis"), r));
   if (axis == 0) ctx.fail("axis cannot be the batch dimension 0");
   for (size_t a = 0; a < pd.size(); ++a) {
     if (a != axis && pd[a] != ud[a]) ctx.fail("update and past_cache differ outside the axis");
   }
-  const std::string mode = ctx.attrString("mode", "linear");
+  const std::string mode = ctx.attrString("mode");
   if (mode != "linear" && mode != "circular") ctx.fail("mode must be linear or circular");
   const int64_t max_len = pd[axis];
   const int64_t seq = ud[axis];

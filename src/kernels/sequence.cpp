@@ -161,13 +161,13 @@ void inferSplitToSequence(InferContext& ctx) {
 }
 void computeSplitToSequence(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const size_t axis = normalizedAxis(ctx, ctx.attrInt("axis", 0), x.rank());
+  const size_t axis = normalizedAxis(ctx, ctx.attrInt("axis"), x.rank());
   const int64_t len = x.dims()[axis];
   std::vector<int64_t> sizes;
   bool squeeze = false;
   if (!ctx.hasInput(1)) {
     sizes.assign(static_cast<size_t>(len), 1);
-    squeeze = ctx.attrInt("keepdims", 1) == 0;
+    squeeze = ctx.attrInt("keepdims") == 0;
   } else {
     const Tensor& s = ctx.input(1);
     auto at = [&s](size_t k) {
@@ -212,7 +212,7 @@ void inferConcatFromSequence(InferContext& ctx) {
 void computeConcatFromSequence(ComputeContext& ctx) {
   const std::vector<Tensor>& e = sequenceInput(ctx, 0);
   if (e.empty()) ctx.fail("concatenating an empty sequence");
-  const bool new_axis = ctx.attrInt("new_axis", 0) != 0;
+  const bool new_axis = ctx.attrInt("new_axis") != 0;
   if (!ctx.hasAttr("axis")) ctx.fail("needs the axis attribute");
   const size_t rank = e[0].rank() + (new_axis ? 1 : 0);
   const size_t axis = normalizedAxis(ctx, ctx.attrInt("axis", 0), rank);

@@ -352,7 +352,7 @@ void inferEyeLike(InferContext& ctx) {
 void computeEyeLike(ComputeContext& ctx) {
   Tensor& out = ctx.output(0);
   const int64_t rows = out.dims()[0], cols = out.dims()[1];
-  const int64_t k = ctx.attrInt("k", 0);
+  const int64_t k = ctx.attrInt("k");
   dispatchNumeric(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = mutableDataAs<T>(out);

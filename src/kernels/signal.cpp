@@ -129,8 +129,8 @@ struct DftParams {
 DftParams dftParams(const InferContext* ictx, const ComputeContext* cctx, int64_t rank) {
   const OpContext& ctx = ictx ? static_cast<const OpContext&>(*ictx) : *cctx;
   DftParams p;
-  p.inverse = ctx.attrInt("inverse", 0) != 0;
-  p.onesided = ctx.attrInt("onesided", 0) != 0;
+  p.inverse = ctx.attrInt("inverse") != 0;
+  p.onesided = ctx.attrInt("onesided") != 0;
   int64_t axis = 1;
   bool axis_known = true;
   if (ctx.opset() >= 20) {
@@ -145,7 +145,7 @@ DftParams dftParams(const InferContext* ictx, const ComputeContext* cctx, int64_
       }
     }
   } else {
-    axis = ctx.attrInt("axis", 1);
+    axis = ctx.attrInt("axis");
   }
   if (axis_known && rank >= 0) {
     if (axis < 0) axis += rank;
@@ -274,7 +274,7 @@ void inferStft(InferContext& ctx) {
   const DataType t = ctx.inputDtype(0);
   const Shape* s = ctx.inputShape(0);
   if (s != nullptr && s->rank() != 3) ctx.fail("signal must be [batch, length, 1 or 2]");
-  const bool onesided = ctx.attrInt("onesided", 1) != 0;
+  const bool onesided = ctx.attrInt("onesided") != 0;
   const std::optional<int64_t> step = knownScalarInt(ctx, 1);
   std::optional<int64_t> frame_length;
   if (ctx.hasInput(3)) {
@@ -349,7 +349,7 @@ void computeStft(ComputeContext& ctx) {
 // ================================================================= windows
 
 DataType outputDatatype(const OpContext& ctx) {
-  const int64_t dt = ctx.attrInt("output_datatype", 1);
+  const int64_t dt = ctx.attrInt("output_datatype");
   if (!isKnownDataType(static_cast<int32_t>(dt))) ctx.fail("invalid output_datatype");
   const auto t = static_cast<DataType>(dt);
   bool numeric = dispatchNumeric(t, [](auto) {});
@@ -371,7 +371,7 @@ void inferWindow(InferContext& ctx) {
 // Generalized cosine window a0 - a1 cos(2 pi n/N) + a2 cos(4 pi n/N).
 void computeCosineWindow(ComputeContext& ctx, double a0, double a1, double a2) {
   const int64_t size = scalarInt(ctx, ctx.input(0));
-  const bool periodic = ctx.attrInt("periodic", 1) != 0;
+  const bool periodic = ctx.attrInt("periodic") != 0;
   const double denom = static_cast<double>(periodic ? size : size - 1);
   std::vector<double> w(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) {

@@ -68,8 +68,7 @@ void inferTopK(InferContext& ctx) {
     if (ctx.numOutputs() > 1) ctx.setOutputUnknownRank(1, DataType::kInt64);
     return;
   }
-  const int64_t axis =
-      normalizeAxis(ctx, ctx.attrInt("axis", -1), static_cast<int64_t>(xs->rank()));
+  const int64_t axis = normalizeAxis(ctx, ctx.attrInt("axis"), static_cast<int64_t>(xs->rank()));
   Shape out = *xs;
   Dim& d = out.dims[static_cast<size_t>(axis)];
   const std::optional<int64_t> k = topKValue(ctx);
@@ -88,9 +87,9 @@ void inferTopK(InferContext& ctx) {
 void computeTopK(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const auto& xd = x.dims();
-  const auto axis = static_cast<size_t>(
-      normalizeAxis(ctx, ctx.attrInt("axis", -1), static_cast<int64_t>(xd.size())));
-  const bool largest = ctx.opset() < 11 || ctx.attrInt("largest", 1) != 0;
+  const auto axis =
+      static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis"), static_cast<int64_t>(xd.size())));
+  const bool largest = ctx.opset() < 11 || ctx.attrInt("largest") != 0;
   const int64_t n = xd[axis];
   const int64_t outer = product(xd, 0, axis);
   const int64_t inner = product(xd, axis + 1, xd.size());
@@ -134,7 +133,7 @@ void computeTopK(ComputeContext& ctx) {
 std::vector<Tensor> uniqueOutputs(const OpContext& ctx, const Tensor& x) {
   const auto& xd = x.dims();
   const bool has_axis = ctx.hasAttr("axis");
-  const bool sorted = ctx.attrInt("sorted", 1) != 0;
+  const bool sorted = ctx.attrInt("sorted") != 0;
   size_t axis = 0;
   int64_t outer = 1, rows = x.numElements(), inner = 1;
   if (has_axis) {
@@ -278,9 +277,9 @@ void inferArg(InferContext& ctx) {
     return;
   }
   const auto axis = static_cast<size_t>(
-      normalizeAxis(ctx, ctx.attrInt("axis", 0), static_cast<int64_t>(xs->rank())));
+      normalizeAxis(ctx, ctx.attrInt("axis"), static_cast<int64_t>(xs->rank())));
   Shape out = *xs;
-  if (ctx.attrInt("keepdims", 1) != 0)
+  if (ctx.attrInt("keepdims") != 0)
     out.dims[axis] = Dim::known(1);
   else
     out.dims.erase(out.dims.begin() + static_cast<int64_t>(axis));
@@ -291,9 +290,9 @@ template <bool kMax>
 void computeArg(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const auto& xd = x.dims();
-  const auto axis = static_cast<size_t>(
-      normalizeAxis(ctx, ctx.attrInt("axis", 0), static_cast<int64_t>(xd.size())));
-  const bool last = ctx.opset() >= 12 && ctx.attrInt("select_last_index", 0) != 0;
+  const auto axis =
+      static_cast<size_t>(normalizeAxis(ctx, ctx.attrInt("axis"), static_cast<int64_t>(xd.size())));
+  const bool last = ctx.opset() >= 12 && ctx.attrInt("select_last_index") != 0;
   const int64_t outer = product(xd, 0, axis);
   const int64_t n = xd[axis];
   const int64_t inner = product(xd, axis + 1, xd.size());

@@ -114,11 +114,11 @@ std::string mapCase(const std::string& s, bool upper) {
 
 // StringNormalizer's result (values and dims) for a known input.
 Tensor normalizeStrings(const OpContext& ctx, const Tensor& x) {
-  const std::string action = ctx.attrString("case_change_action", "NONE");
+  const std::string action = ctx.attrString("case_change_action");
   if (action != "NONE" && action != "LOWER" && action != "UPPER") {
     ctx.fail("invalid case_change_action '" + action + "'");
   }
-  const bool sensitive = ctx.attrInt("is_case_sensitive", 0) != 0;
+  const bool sensitive = ctx.attrInt("is_case_sensitive") != 0;
   std::set<std::string> stop;
   for (const std::string& w : attrStrings(ctx, "stopwords"))
     stop.insert(sensitive ? w : mapCase(w, false));
@@ -306,7 +306,7 @@ void inferRegexFullMatch(InferContext& ctx) {
 void computeRegexFullMatch(ComputeContext& ctx) {
   std::regex re;
   try {
-    re = std::regex(ctx.attrString("pattern"), std::regex::ECMAScript);
+    re = std::regex(ctx.attrString("pattern", ""), std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
     ctx.fail(std::string("invalid pattern: ") + e.what());
   }

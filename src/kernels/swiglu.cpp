@@ -61,7 +61,7 @@ void computeSwiGLU(ComputeContext& ctx) {
   const Tensor& B = ctx.input(1);
   if (A.dims() != B.dims()) ctx.fail("A and B must have the same shape (no broadcasting)");
   if (A.dtype() != B.dtype()) ctx.fail("A and B must have the same element type");
-  const double alpha = ctx.attrFloat("alpha", 1.0f);
+  const double alpha = ctx.attrFloat("alpha");
   const auto n = static_cast<size_t>(A.numElements());
   Tensor& Y = ctx.output(0);
   const bool ok = dispatchNumeric(A.dtype(), [&](auto tag) {

@@ -48,8 +48,8 @@ void computeOptimizer(ComputeContext& ctx) {
     std::vector<double> xn(x.size());
     std::vector<double> b;
     if (op == "Adagrad") {
-      const double decay = ctx.attrFloat("decay_factor", 0.0f);
-      const double eps = ctx.attrFloat("epsilon", 0.0f);
+      const double decay = ctx.attrFloat("decay_factor");
+      const double eps = ctx.attrFloat("epsilon");
       const double r = R / (1 + T * decay);
       for (size_t i = 0; i < x.size(); ++i) {
         const double gr = norm * x[i] + g[i];
@@ -68,10 +68,10 @@ void computeOptimizer(ComputeContext& ctx) {
         xn[i] = mode == "standard" ? x[i] - R * a[i] : x[i] - R * (gr + alpha * a[i]);
       }
     } else {
-      const double alpha = ctx.attrFloat("alpha", 0.9f);
-      const double beta = ctx.attrFloat("beta", 0.999f);
-      const double eps = ctx.attrFloat("epsilon", 0.0f);
-      const double post = ctx.attrFloat("norm_coefficient_post", 0.0f);
+      const double alpha = ctx.attrFloat("alpha");
+      const double beta = ctx.attrFloat("beta");
+      const double eps = ctx.attrFloat("epsilon");
+      const double post = ctx.attrFloat("norm_coefficient_post");
       b = readAll(ctx.input(2 + 3 * n + k));
       if (b.size() != x.size()) ctx.fail("X and H must match");
       const double r = T > 0 ? R * std::sqrt(1 - fm::pow(beta, T)) / (1 - fm::pow(alpha, T)) : R;

@@ -146,7 +146,7 @@ void computeTrilu(ComputeContext& ctx) {
   const Tensor& in = ctx.input(0);
   Tensor& out = ctx.output(0);
   const int64_t k = ctx.hasInput(1) ? toInt64Vector(ctx, ctx.input(1)).at(0) : 0;
-  const bool upper = ctx.attrInt("upper", 1) != 0;
+  const bool upper = ctx.attrInt("upper") != 0;
   const auto& d = in.dims();
   const int64_t rows = d[d.size() - 2], cols = d[d.size() - 1];
   // An empty input's rows * cols may overflow; a non-empty one's divides its element count.

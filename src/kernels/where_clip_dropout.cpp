@@ -189,10 +189,10 @@ void computeDropout(ComputeContext& ctx) {
   double ratio = 0.5;
   bool training = false;
   if (ctx.opset() < 7) {
-    ratio = ctx.attrFloat("ratio", 0.5f);
-    training = ctx.attrInt("is_test", 0) == 0;
+    ratio = ctx.attrFloat("ratio");
+    training = ctx.attrInt("is_test") == 0;
   } else if (ctx.opset() < 12) {
-    ratio = ctx.attrFloat("ratio", 0.5f);
+    ratio = ctx.attrFloat("ratio");
   } else {
     if (ctx.hasInput(2)) {
       const Tensor& tm = ctx.input(2);

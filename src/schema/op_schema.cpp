@@ -1,6 +1,7 @@
 #include "schema/op_schema.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <tuple>
 
@@ -56,6 +57,35 @@ FormalParameter parseFormal(std::string_view item, const std::vector<TypeConstra
   return f;
 }
 
+// "-1", "1e-05", "nearest": the default of an INT, FLOAT or STRING attribute.
+AttributeDefault parseDefault(AttrType type, std::string_view text, const OpSchema& s,
+                              const std::string& attr) {
+  AttributeDefault d;
+  d.type = type;
+  const std::string str(text);
+  char* end = nullptr;
+  errno = 0;
+  switch (type) {
+    case AttrType::kInt:
+      d.i = std::strtoll(str.c_str(), &end, 10);
+      break;
+    case AttrType::kFloat:
+      d.f = std::strtof(str.c_str(), &end);
+      break;
+    case AttrType::kString:
+      d.s = str;
+      return d;
+    default:
+      end = nullptr;
+      break;
+  }
+  if (end == nullptr || str.empty() || *end != '\0' || errno == ERANGE) {
+    throw Error("op schema table: " + s.op_type + "-" + std::to_string(s.since_version) +
+                " attribute '" + attr + "': cannot read the default '" + str + "'");
+  }
+  return d;
+}
+
 OpSchema parseLine(std::string_view line) {
   const std::vector<std::string_view> f = split(line, '\t');
   if (f.size() != 12)
@@ -74,9 +104,16 @@ OpSchema parseLine(std::string_view line) {
     AttributeSchema as;
     as.name = std::string(a.substr(0, colon));
     std::string_view code = a.substr(colon + 1);
+    const size_t eq = code.find('=');
+    std::string_view dflt;
+    if (eq != std::string_view::npos) {
+      dflt = code.substr(eq + 1);
+      code = code.substr(0, eq);
+    }
     as.required = !code.empty() && code.back() == '!';
     if (as.required) code.remove_suffix(1);
     as.type = static_cast<AttrType>(toInt(code));
+    if (eq != std::string_view::npos) as.default_value = parseDefault(as.type, dflt, s, as.name);
     s.attributes.push_back(std::move(as));
   }
   for (std::string_view t : split(f[11], ',')) {

@@ -32,10 +32,24 @@ struct FormalParameter {
   bool heterogeneous = false;  // a variadic whose members may differ in type
 };
 
+// The spec's default of an INT, FLOAT or STRING attribute. type is kUndefined when the spec
+// gives none (the attribute is required or has no default) and for list defaults, which the
+// table does not keep. A FLOAT default is the value the changelog prints: rounded to 5 decimals
+// (Selu's alpha 1.67326), or to 7 significant digits when it printed "(%e)" (Clip-6's max
+// 3.402823e+38, not FLT_MAX).
+struct AttributeDefault {
+  AttrType type = AttrType::kUndefined;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+};
+
 struct AttributeSchema {
   std::string name;
   AttrType type = AttrType::kUndefined;
   bool required = false;
+  AttributeDefault default_value;
+  bool hasDefault() const { return default_value.type != AttrType::kUndefined; }
 };
 
 struct OpSchema {
