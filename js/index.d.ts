@@ -540,6 +540,9 @@ export interface OptionSpec {
 /** The options optimize takes, from the one table the CLI and the bindings use. */
 export function optionSchema(): Promise<OptionSpec[]>;
 
+/** The options graph() takes (nodeLimit, modulesOnly), from the same table's graph part. */
+export function graphOptionSchema(): Promise<OptionSpec[]>;
+
 /** The variants variants() can make, with the file name each has for the model name 'model'. */
 export function variantSchema(): Promise<{ dtype: VariantDtype; file: string; help: string }[]>;
 

@@ -376,7 +376,7 @@ export async function moduleTree(bytes, options = {}) {
  * module summary.
  */
 export async function graph(bytes, options = {}) {
-  const { json, rest } = graphOptions(options);
+  const { json, rest } = await graphOptions(options);
   const out = await withCall('graph', bytes, { options: rest }, (M, size, host) => {
     return M.graph(size, json, host);
   });
@@ -401,6 +401,12 @@ export async function optionSchema() {
 export async function variantSchema() {
   const M = await getModule();
   return JSON.parse(M.variantPlan('model', '[]')).map(({ dtype, file, help }) => ({ dtype, file, help }));
+}
+
+/** The options graph() takes, as the C++ side defines them: [{ name, flag, type, help, default }]. */
+export async function graphOptionSchema() {
+  const M = await getModule();
+  return JSON.parse(M.graphOptionSchema());
 }
 
 /** Registered pass names and the default pipeline. */

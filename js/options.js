@@ -128,13 +128,26 @@ export function variantOptions(what, options) {
   return { dtypes, name, onProgress, rest };
 }
 
-// graph's own options (nodeLimit, modulesOnly) as the JSON the bindings take; `rest` gives the
-// call its external data, progress and signal.
-export function graphOptions(options) {
-  const { nodeLimit, modulesOnly, ...rest } = options ?? {};
-  const json = JSON.stringify({
-    ...(nodeLimit === undefined ? {} : { nodeLimit }),
-    ...(modulesOnly === undefined ? {} : { modulesOnly }),
-  });
-  return { json, rest };
+// graph's own options (the C++ table's graph part, M.graphOptionSchema(): nodeLimit,
+// modulesOnly) as the JSON the bindings take, their values checked by the C++ side; `rest`
+// gives the call its external data and signal. Any other name is refused here.
+let graphNames;
+export async function graphOptions(options) {
+  if (options !== undefined && options !== null && typeof options !== 'object')
+    throw new TypeError(`onnxfold: graph: options must be an object, not ${describe(options)}`);
+  graphNames ??= JSON.parse((await getModule()).graphOptionSchema()).map((o) => o.name);
+  const own = {};
+  const rest = {};
+  for (const [key, value] of Object.entries(options ?? {})) {
+    if (value === undefined) continue;
+    if (graphNames.includes(key)) own[key] = value;
+    else if (JS_OPTIONS.includes(key)) rest[key] = value;
+    else {
+      throw new TypeError(
+        `onnxfold: graph: unknown option '${key}' (known: ${[...graphNames, ...JS_OPTIONS].join(', ')})`,
+      );
+    }
+  }
+  checkCallbacks(rest);
+  return { json: JSON.stringify(own), rest };
 }

@@ -50,25 +50,18 @@ std::string moduleTree(double model_size, val host) {
 }
 
 // graph(modelSize, optionsJson, host) -> the main graph for display (api graphJson); options
-// {nodeLimit, modulesOnly}.
+// as graphOptionSchema() gives them (nodeLimit, modulesOnly).
 std::string graph(double model_size, std::string options_json, val host) {
   return guarded([&] {
     onnxfold::GraphJsonOptions o;
-    const nlohmann::json j = parseOptions(options_json);
-    if (j.is_object()) {
-      for (const auto& [key, value] : j.items()) {
-        if (key == "nodeLimit" && value.is_number_unsigned()) {
-          o.node_limit = value.get<size_t>();
-        } else if (key == "modulesOnly" && value.is_boolean()) {
-          o.modules_only = value.get<bool>();
-        } else {
-          throw onnxfold::Error("graph: unknown option or wrong type: '" + key +
-                                "' (options: nodeLimit (a non-negative integer), modulesOnly)");
-        }
-      }
-    }
+    onnxfold::applyGraphOptionsJson(options_json, o);
     return onnxfold::graphJson(hostModel(host, model_size), o, hostIO(host));
   });
+}
+
+// graphOptionSchema() -> JSON [{name, flag, type, help, default}]: graph()'s options.
+std::string graphOptionSchema() {
+  return onnxfold::graphOptionSpecsJson();
 }
 
 // splitConstants(modelSize, optionsJson, host) -> SplitReport JSON; the two models go out
@@ -92,4 +85,5 @@ EMSCRIPTEN_BINDINGS(onnxfold_unflatten) {
   emscripten::function("moduleTree", &moduleTree);
   emscripten::function("splitConstants", &splitConstants);
   emscripten::function("graph", &graph);
+  emscripten::function("graphOptionSchema", &graphOptionSchema);
 }

@@ -262,6 +262,11 @@ struct GraphJsonOptions {
 };
 std::string graphJson(const ModelInput& model, const GraphJsonOptions& options = {},
                       const ExternalDataIO& io = {});
+// graphJson's options as the front ends name them (nodeLimit, modulesOnly), in the option
+// table's form (api/options.cpp): their specs, applying a JSON object of them, the specs as JSON.
+const std::vector<OptionSpec>& graphOptionSpecs();
+void applyGraphOptionsJson(const std::string& json, GraphJsonOptions& options);
+std::string graphOptionSpecsJson();
 
 struct SplitReport {
   size_t original_nodes = 0;

@@ -14,11 +14,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-struct Entry {
+// One option of a table over the options struct O (Options, GraphJsonOptions).
+template <class O>
+struct EntryOf {
   OptionSpec spec;
-  void (*apply)(Options&, const Json&, const OptionSpec&);
-  Json (*get)(const Options&);  // the option's value in `o` (its default, from Options{})
+  void (*apply)(O&, const Json&, const OptionSpec&);
+  Json (*get)(const O&);  // the option's value in `o` (its default, from O{})
 };
+using Entry = EntryOf<Options>;
 
 template <class T>
 T as(const Json& v, const OptionSpec& s) {
@@ -230,53 +233,77 @@ const std::vector<Entry>& entries() {
   return table;
 }
 
-}  // namespace
-
-const std::vector<OptionSpec>& optionSpecs() {
-  static const std::vector<OptionSpec> specs = [] {
-    // The defaults are Options{}'s, stated where the fields are; help gives the ones that are
-    // a setting rather than "off" (an empty value, false, 0 or -1 is explained by the help).
-    const Options defaults;
-    std::vector<OptionSpec> v;
-    for (const Entry& e : entries()) {
-      OptionSpec spec = e.spec;
-      const Json d = e.get(defaults);
-      spec.default_json = d.dump();
-      const bool shown = d.is_boolean()  ? d.get<bool>()
-                         : d.is_number() ? d != 0 && d != -1
-                         : d.is_string() ? !d.get<std::string>().empty()
-                                         : false;
-      if (shown)
-        spec.help += " (default " + (d.is_string() ? d.get<std::string>() : d.dump()) + ")";
-      v.push_back(std::move(spec));
-    }
-    return v;
-  }();
-  return specs;
+// graph()'s options (the page's graph view; api/onnxfold.h GraphJsonOptions).
+const std::vector<EntryOf<GraphJsonOptions>>& graphEntries() {
+  static const std::vector<EntryOf<GraphJsonOptions>> table = {
+      {{"nodeLimit", "--node-limit", "integer", "a non-negative integer",
+        "Above this many nodes only the module summary is given"},
+       [](GraphJsonOptions& o, const Json& v, const OptionSpec& s) {
+         if (!v.is_number_unsigned()) throw Error("option " + s.name + ": expected " + s.type_help);
+         o.node_limit = v.get<size_t>();
+       },
+       [](const GraphJsonOptions& o) { return Json(o.node_limit); }},
+      {{"modulesOnly", "--modules-only", "boolean", "a boolean",
+        "Only the module summary, whatever the size"},
+       [](GraphJsonOptions& o, const Json& v, const OptionSpec& s) {
+         o.modules_only = as<bool>(v, s);
+       },
+       [](const GraphJsonOptions& o) { return Json(o.modules_only); }},
+  };
+  return table;
 }
 
-void applyOptionsJson(const std::string& text, Options& options) {
+// A table's specs with their defaults (O{}'s, stated where the fields are); help gives the ones
+// that are a setting rather than "off" (an empty value, false, 0 or -1 is explained by the help).
+template <class O>
+std::vector<OptionSpec> specsOf(const std::vector<EntryOf<O>>& entries) {
+  const O defaults{};
+  std::vector<OptionSpec> v;
+  for (const EntryOf<O>& e : entries) {
+    OptionSpec spec = e.spec;
+    const Json d = e.get(defaults);
+    spec.default_json = d.dump();
+    const bool shown = d.is_boolean()  ? d.get<bool>()
+                       : d.is_number() ? d != 0 && d != -1
+                       : d.is_string() ? !d.get<std::string>().empty()
+                                       : false;
+    if (shown) spec.help += " (default " + (d.is_string() ? d.get<std::string>() : d.dump()) + ")";
+    v.push_back(std::move(spec));
+  }
+  return v;
+}
+
+// Applies a JSON object of a table's options by name; `what` names the call in errors.
+template <class O>
+void applyJson(const std::string& text, const std::vector<EntryOf<O>>& entries, O& options,
+               const char* what) {
   if (text.empty()) return;
   Json j;
   try {
     j = Json::parse(text);
   } catch (const Json::exception& e) {
-    throw Error(std::string("options are not valid JSON: ") + e.what());
+    throw Error(std::string(what) + " are not valid JSON: " + e.what());
   }
   if (j.is_null()) return;
-  if (!j.is_object()) throw Error("options must be an object");
+  if (!j.is_object()) throw Error(std::string(what) + " must be an object");
   for (const auto& [key, value] : j.items()) {
-    const Entry* found = nullptr;
-    for (const Entry& e : entries())
+    const EntryOf<O>* found = nullptr;
+    for (const EntryOf<O>& e : entries)
       found = e.spec.name == key ? &e : found;
-    if (found == nullptr) throw Error("unknown option '" + key + "'");
+    if (found == nullptr) {
+      std::string known;
+      for (const EntryOf<O>& e : entries)
+        known += (known.empty() ? "" : ", ") + e.spec.name;
+      throw Error("unknown option '" + key + "'" +
+                  (entries.size() < 5 ? " (" + std::string(what) + ": " + known + ")" : ""));
+    }
     found->apply(options, value, found->spec);
   }
 }
 
-std::string optionSpecsJson() {
+std::string specsJson(const std::vector<OptionSpec>& specs) {
   Json a = Json::array();
-  for (const OptionSpec& s : optionSpecs()) {
+  for (const OptionSpec& s : specs) {
     a.push_back({{"name", s.name},
                  {"flag", s.flag},
                  {"type", s.type},
@@ -286,6 +313,34 @@ std::string optionSpecsJson() {
                  {"values", s.values}});
   }
   return a.dump();
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& optionSpecs() {
+  static const std::vector<OptionSpec> specs = specsOf(entries());
+  return specs;
+}
+
+void applyOptionsJson(const std::string& text, Options& options) {
+  applyJson(text, entries(), options, "options");
+}
+
+std::string optionSpecsJson() {
+  return specsJson(optionSpecs());
+}
+
+const std::vector<OptionSpec>& graphOptionSpecs() {
+  static const std::vector<OptionSpec> specs = specsOf(graphEntries());
+  return specs;
+}
+
+void applyGraphOptionsJson(const std::string& text, GraphJsonOptions& options) {
+  applyJson(text, graphEntries(), options, "graph options");
+}
+
+std::string graphOptionSpecsJson() {
+  return specsJson(graphOptionSpecs());
 }
 
 }  // namespace onnxfold

@@ -44,6 +44,37 @@ test('every option of the schema is in index.d.ts with its type, and nothing els
   }
 });
 
+test("graph()'s options are the table's graph part, declared in index.d.ts and checked before any read", async (t) => {
+  if (!need(t, existsSync(dist), `${dist} not built`)) return;
+  const { graph, graphOptionSchema } = await import('onnxfold');
+  const schema = await graphOptionSchema();
+  assert.deepEqual(
+    schema.map((o) => [o.name, o.type, o.default]),
+    [
+      ['nodeLimit', 'integer', 5000],
+      ['modulesOnly', 'boolean', false],
+    ],
+  );
+  const dts = readFileSync(join(repoRoot, 'js', 'index.d.ts'), 'utf8');
+  const start = dts.indexOf('export interface GraphOptions extends InspectOptions {');
+  const body = dts.slice(start, dts.indexOf('\n}\n', start));
+  const declared = new Map([...body.matchAll(/^  (\w+)\?: ([^;]+);/gm)].map((m) => [m[1], m[2].trim()]));
+  assert.deepEqual([...declared.keys()].sort(), schema.map((o) => o.name).sort());
+  for (const o of schema) assert.match(declared.get(o.name), TS_TYPES[o.type], o.name);
+  // A misspelt name is a TypeError before the model is read (the bytes are not a model); a
+  // wrong type is the table's error.
+  await assert.rejects(
+    graph(new Uint8Array(4), { nodelimit: 10 }),
+    (e) =>
+      e instanceof TypeError &&
+      /graph: unknown option 'nodelimit' \(known: nodeLimit, modulesOnly, externalData/.test(e.message),
+  );
+  await assert.rejects(
+    graph(new Uint8Array(4), { nodeLimit: -1 }),
+    /nodeLimit: expected a non-negative integer/,
+  );
+});
+
 test('every option of the schema is a CLI flag of optimize', async (t) => {
   if (!need(t, existsSync(dist), `${dist} not built`) || !need(t, haveCli, `${cli} not built`)) return;
   const { optionSchema } = await import('onnxfold');
