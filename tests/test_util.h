@@ -18,6 +18,7 @@
 #include "ir/graph.h"
 #include "ir/graph_builder.h"
 #include "passes/pass.h"
+#include "passes/rewrite.h"
 
 namespace onnxfold::test {
 
@@ -87,13 +88,11 @@ size_t countOps(const Graph& g, const std::string& op);
 std::vector<std::vector<float>> evaluateByFolding(const Model& model,
                                                   const std::map<std::string, Tensor>& inputs);
 
-// A vector of (move-only) attributes: attrs(Attribute::makeInt("axis", 1), ...).
+// A vector of (move-only) attributes: attrs(Attribute::makeInt("axis", 1), ...), as the
+// Rewriter's attributes() makes them.
 template <class... A>
 std::vector<Attribute> attrs(A&&... a) {
-  std::vector<Attribute> v;
-  v.reserve(sizeof...(A));
-  (v.push_back(std::forward<A>(a)), ...);
-  return v;
+  return attributes(std::forward<A>(a)...);
 }
 
 // Builds a Model directly in IR, for tests:
