@@ -41,7 +41,10 @@ export async function init() {
 // The report as the C++ side writes it (api/summary.cpp), with no aliases: each figure has one
 // name in C++, JSON and JS. `host`: withCall's stats (the report's `host`).
 function parseReport(json, host) {
-  const report = JSON.parse(json);
+  return withHost(JSON.parse(json), host);
+}
+
+function withHost(report, host) {
   if (host) report.host = host;
   return report;
 }
@@ -226,12 +229,24 @@ async function variantJob(what, options, defaultName) {
   return { plan, planJson: JSON.stringify(plan), options: { ...rest, onProgress } };
 }
 
-const variantRow = (v, report) => ({
-  dtype: v.dtype,
-  file: v.file,
-  bytes: report.output_bytes + (report.external_bytes ?? 0),
-  report,
-});
+// A variants call's rows from its reports (JSON, in plan order), each with the call's host stats
+// and, when options.accuracy asks, its accuracy on `model(variant, report)`.
+async function variantRows(plan, json, stats, accuracy, model) {
+  const reports = JSON.parse(json);
+  const rows = [];
+  for (const [i, v] of plan.entries()) {
+    const report = withHost(reports[i], stats);
+    const row = {
+      dtype: v.dtype,
+      file: v.file,
+      bytes: report.output_bytes + (report.external_bytes ?? 0),
+      report,
+    };
+    if (accuracy) row.accuracy = await accuracy.of(model(v, report), v.file);
+    rows.push(row);
+  }
+  return rows;
+}
 
 // What options.accuracy asks: the original run once on seeded inputs (its outputs kept), then
 // each variant on the same inputs; a row's `accuracy` says why when a model cannot be loaded or run.
@@ -273,18 +288,12 @@ export async function variants(bytes, options = {}) {
   const { output, report, stats } = await inMemory('variants', bytes, job.options, (M, size, json, host) =>
     M.variants(size, job.planJson, json, host),
   );
-  const reports = JSON.parse(report);
   const files = {};
   for (const location of output.locations()) files[location] = output.take(location);
-  const rows = [];
-  for (const [i, v] of job.plan.entries()) {
-    const row = variantRow(v, parseReport(JSON.stringify(reports[i]), stats));
-    if (accuracy) {
-      const externalData = Object.fromEntries(row.report.external_files.map((f) => [f, files[f]]));
-      row.accuracy = await accuracy.of({ bytes: files[v.file], externalData }, v.file);
-    }
-    rows.push(row);
-  }
+  const rows = await variantRows(job.plan, report, stats, accuracy, (v, r) => ({
+    bytes: files[v.file],
+    externalData: Object.fromEntries(r.external_files.map((f) => [f, files[f]])),
+  }));
   return { files, variants: rows };
 }
 
@@ -334,13 +343,7 @@ export async function variantsFile(inputPath, outDir, options = {}) {
       return r;
     },
   );
-  const reports = JSON.parse(report);
-  const rows = [];
-  for (const [i, v] of job.plan.entries()) {
-    const row = variantRow(v, parseReport(JSON.stringify(reports[i]), stats));
-    if (accuracy) row.accuracy = await accuracy.of({ path: models.get(v.file) }, v.file);
-    rows.push(row);
-  }
+  const rows = await variantRows(job.plan, report, stats, accuracy, (v) => ({ path: models.get(v.file) }));
   return { variants: rows, outputs: output.paths() };
 }
 

@@ -290,15 +290,9 @@ std::vector<std::vector<float>> evaluateByFolding(const Model& model,
     EXPECT_TRUE(v->isConstant()) << v->name() << " was not folded";
     if (!v->isConstant()) return {};
     const Tensor& t = *v->initializer();
-    if (t.dtype() == DataType::kFloat16) {  // widened, exactly
-      std::vector<float> f(static_cast<size_t>(t.numElements()));
-      for (size_t i = 0; i < f.size(); ++i)
-        f[i] = kernels::halfToFloat(t.at<uint16_t>(static_cast<int64_t>(i)));
-      out.push_back(std::move(f));
-      continue;
-    }
-    EXPECT_EQ(t.dtype(), DataType::kFloat);
-    out.push_back(floatValues(t));
+    EXPECT_TRUE(t.dtype() == DataType::kFloat || t.dtype() == DataType::kFloat16) << v->name();
+    const std::vector<double> d = kernels::readAll(t);  // float16 widened exactly
+    out.emplace_back(d.begin(), d.end());
   }
   return out;
 }

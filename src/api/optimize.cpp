@@ -284,7 +284,17 @@ std::vector<Report> optimizeVariants(const ModelInput& bytes, const std::vector<
   Options shared = options;
   shared.float16 = false;
   shared.weight_quant.mode.clear();
-  Pipeline pipeline(shared, pipelineHooks(options, progress, 0.1 * shared_span, 0.9 * shared_span));
+  // A variant's stages report where the variant stands (`at`), not past the shared pipeline.
+  double at = 0;
+  PassManagerOptions hooks = pipelineHooks(options, progress, 0.1 * shared_span, 0.9 * shared_span);
+  hooks.on_pass = [shared_pass = hooks.on_pass, &current, &progress, &at](
+                      const std::string& name, size_t i, size_t n, int iteration) {
+    if (current.empty())
+      shared_pass(name, i, n, iteration);
+    else
+      progress("optimize", name, at);
+  };
+  Pipeline pipeline(shared, hooks);
 
   progress("read", "", 0);
   Buffer::resetPeakMemory();
@@ -301,6 +311,7 @@ std::vector<Report> optimizeVariants(const ModelInput& bytes, const std::vector<
   for (size_t i = 0; i < plan.size(); ++i) {
     const double from = shared_span + variant_span * static_cast<double>(i);
     current = plan[i].dtype;
+    at = from;
     // An error names the variant it stopped.
     try {
       Buffer::resetPeakMemory();
@@ -311,8 +322,7 @@ std::vector<Report> optimizeVariants(const ModelInput& bytes, const std::vector<
       const PipelineReport stages = pipeline.runStages(copy, each[i]);
       report.timing_ms.optimize += msSince(t0);
       PipelineReport pr = main;
-      pr.passes.insert(pr.passes.end(), stages.passes.begin(), stages.passes.end());
-      pr.converged = main.converged && stages.converged;
+      pr.append(stages);
       recordPasses(pr, report);
       writeOutput(*copy, model_sink(plan[i]), each[i], io, pr, report,
                   [&](double f) { progress("write", "", from + variant_span * (0.5 + 0.5 * f)); });

@@ -33,6 +33,11 @@ bool PipelineReport::hasErrors() const {
   return false;
 }
 
+void PipelineReport::append(const PipelineReport& later) {
+  passes.insert(passes.end(), later.passes.begin(), later.passes.end());
+  converged = converged && later.converged;
+}
+
 void PassManager::addByName(const std::vector<std::string>& names) {
   for (const std::string& n : names) {
     std::unique_ptr<Pass> p = createPass(n);

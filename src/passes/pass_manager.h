@@ -46,6 +46,8 @@ struct PipelineReport {
   ModelStats before;
   ModelStats after;
   bool hasErrors() const;
+  // `later`'s records after these; converged only if both are.
+  void append(const PipelineReport& later);
 };
 
 struct PassManagerOptions {

@@ -62,9 +62,7 @@ PipelineReport Pipeline::stage(std::unique_ptr<Model>& model,
 
 PipelineReport Pipeline::run(std::unique_ptr<Model>& model) {
   PipelineReport report = runMain(model);
-  const PipelineReport stages = runStages(model, options_);
-  report.passes.insert(report.passes.end(), stages.passes.begin(), stages.passes.end());
-  report.converged = report.converged && stages.converged;
+  report.append(runStages(model, options_));
   return report;
 }
 
@@ -79,18 +77,14 @@ PipelineReport Pipeline::runStages(std::unique_ptr<Model>& model,
   PassOptions po = *settings_;
   po.weight_quant = variant.weight_quant;
   PipelineReport report;
-  auto append = [&report](const PipelineReport& r) {
-    report.passes.insert(report.passes.end(), r.passes.begin(), r.passes.end());
-    report.converged = report.converged && r.converged;
-  };
   if (!variant.weight_quant.mode.empty()) {
     const PipelineReport r = stage(model, {"quantize-weights", "dce"}, po);
     for (const PassRecord& p : r.passes) {
       if (!p.error.empty()) throw Error("quantize: " + p.error);  // never silently float
     }
-    append(r);
+    report.append(r);
   }
-  if (variant.float16) append(stage(model, {"convert-float16"}, po));
+  if (variant.float16) report.append(stage(model, {"convert-float16"}, po));
   return report;
 }
 

@@ -20,9 +20,6 @@ class Pipeline {
   // pipeline (index == size).
   Pipeline(const PipelineOptions& options, PassManagerOptions hooks);
 
-  // The settings the passes read, for this model: the growth budget in bytes.
-  PassOptions passOptions(const Model& model) const;
-
   // Every pass's records in order; converged is false if any part stopped at its cap.
   // run() is runMain() then runStages() with this pipeline's own options.
   PipelineReport run(std::unique_ptr<Model>& model);
@@ -34,6 +31,8 @@ class Pipeline {
   PipelineReport runStages(std::unique_ptr<Model>& model, const PipelineOptions& variant) const;
 
  private:
+  // The settings the passes read, for this model: the growth budget in bytes.
+  PassOptions passOptions(const Model& model) const;
   PipelineReport stage(std::unique_ptr<Model>& model, const std::vector<std::string>& passes,
                        const PassOptions& po) const;
 

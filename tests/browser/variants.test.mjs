@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
 import { launchChromium, prerequisites, repoRoot } from './harness.mjs';
 import { runInPage, servedModel, servedUrl } from './ort-web.mjs';
-import { cli, haveCli, havePythonOnnx, makeLlm, modelsDir, python } from '../node/env.mjs';
+import { cli, haveCli, havePythonOnnx, makeLlm, makeSmallDecoder, modelsDir, python } from '../node/env.mjs';
 
 const ORT_WEB = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist', 'ort.wasm.min.mjs');
 const DTYPES = {
@@ -47,31 +47,7 @@ describe('variants in onnxruntime-web', { skip: skipReason }, () => {
     mkdirSync(join(repoRoot, 'build'), { recursive: true });
     tmp = mkdtempSync(join(repoRoot, 'build', 'browser-variants-'));
     const input = join(tmp, 'decoder.onnx');
-    execFileSync(
-      python,
-      [
-        makeLlm,
-        '--preset',
-        'tiny',
-        '--layers',
-        '2',
-        '--hidden',
-        '128',
-        '--heads',
-        '4',
-        '--kv-heads',
-        '2',
-        '--ffn',
-        '256',
-        '--vocab',
-        '512',
-        '--max-pos',
-        '128',
-        '--out',
-        input,
-      ],
-      { stdio: 'ignore' },
-    );
+    makeSmallDecoder(input);
     execFileSync(cli, ['variants', input, '--out', join(tmp, 'out'), '--name', 'model'], { stdio: 'ignore' });
     server = await serveStatic({ root: repoRoot });
     browser = await launchChromium(playwright);

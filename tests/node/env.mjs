@@ -25,6 +25,20 @@ export const run = promisify(execFile);
 // tools/make_llm.py.
 export const python = '/usr/bin/python3';
 export const makeLlm = join(sharedDir, 'tools', 'make_llm.py');
+
+// The small Llama-shaped decoder several tests share (make_llm.py: 2 layers, hidden 128,
+// vocabulary 512, weights in `<path>.data`), written to `path`.
+export function makeSmallDecoder(path) {
+  const shape = ['--layers', '2', '--hidden', '128', '--heads', '4', '--kv-heads', '2', '--ffn', '256'];
+  execFileSync(
+    python,
+    [makeLlm, '--preset', 'tiny', ...shape, '--vocab', '512', '--max-pos', '128', '--out', path],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return path;
+}
 let pythonOnnx;
 export function havePythonOnnx() {
   if (pythonOnnx === undefined) {

@@ -11,7 +11,6 @@
 // saturated activation, a float32-only op fed float16) overshoots by orders of magnitude.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,10 +21,10 @@ import {
   dist,
   haveCli,
   makeLlm,
+  makeSmallDecoder,
   modelBytes,
   modelsDir,
   need,
-  python,
   repoRoot,
   run,
 } from './env.mjs';
@@ -107,31 +106,7 @@ test('--float16 on a small Llama-shaped decoder (make_llm.py)', async (t) => {
   )
     return;
   const model = join(tmp, 'llama_small.onnx');
-  execFileSync(
-    python,
-    [
-      makeLlm,
-      '--preset',
-      'tiny',
-      '--layers',
-      '2',
-      '--hidden',
-      '128',
-      '--heads',
-      '4',
-      '--kv-heads',
-      '2',
-      '--ffn',
-      '256',
-      '--vocab',
-      '512',
-      '--max-pos',
-      '128',
-      '--out',
-      model,
-    ],
-    { stdio: 'ignore' },
-  );
+  makeSmallDecoder(model);
   await checkModel(t, 'llama_small', model);
   const row = rows.find((r) => r.name === 'llama_small');
   assert.ok(row.saturated >= 1, 'the -FLT_MAX mask constant saturates to -65504');

@@ -23,6 +23,7 @@ import {
   haveCli,
   havePythonOnnx,
   makeLlm,
+  makeSmallDecoder,
   modelBytes,
   modelsDir,
   need,
@@ -171,31 +172,7 @@ test('--quantize on minibert: loads, computes dequant(quant(W)), close to float'
 test('--quantize on a small Llama-shaped decoder (make_llm.py)', async (t) => {
   if (!ready(t) || !need(t, existsSync(makeLlm), `${makeLlm} is missing (set ONNXFOLD_SHARED)`)) return;
   const model = join(tmp, 'llama_small.onnx');
-  execFileSync(
-    python,
-    [
-      makeLlm,
-      '--preset',
-      'tiny',
-      '--layers',
-      '2',
-      '--hidden',
-      '128',
-      '--heads',
-      '4',
-      '--kv-heads',
-      '2',
-      '--ffn',
-      '256',
-      '--vocab',
-      '512',
-      '--max-pos',
-      '128',
-      '--out',
-      model,
-    ],
-    { stdio: 'ignore' },
-  );
+  makeSmallDecoder(model);
   await checkModel(t, 'llama_small', model);
 });
 

@@ -16,7 +16,6 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,6 +26,7 @@ import {
   haveCli,
   havePythonOnnx,
   makeLlm,
+  makeSmallDecoder,
   modelsDir,
   need,
   python,
@@ -50,31 +50,7 @@ const files = (dir) => readdirSync(dir).sort();
 function decoder() {
   const path = join(tmp, 'decoder.onnx');
   if (!existsSync(path)) {
-    execFileSync(
-      python,
-      [
-        makeLlm,
-        '--preset',
-        'tiny',
-        '--layers',
-        '2',
-        '--hidden',
-        '128',
-        '--heads',
-        '4',
-        '--kv-heads',
-        '2',
-        '--ffn',
-        '256',
-        '--vocab',
-        '512',
-        '--max-pos',
-        '128',
-        '--out',
-        path,
-      ],
-      { stdio: 'ignore' },
-    );
+    makeSmallDecoder(path);
   }
   return path;
 }
