@@ -232,6 +232,8 @@ OpRegistry::OpRegistry() {
   registerTrainingOps(*this);
   registerSequenceOps(*this);
   registerFlexAttentionOps(*this);
+  for (size_t i = 0; i < entries_.size(); ++i)
+    by_type_[entries_[i].op_type].push_back(static_cast<uint32_t>(i));
 }
 
 const OpRegistry& OpRegistry::instance() {
@@ -241,10 +243,12 @@ const OpRegistry& OpRegistry::instance() {
 
 const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_type,
                                 int64_t opset) const {
+  const auto it = by_type_.find(op_type);
+  if (it == by_type_.end()) return nullptr;
   const bool dflt = isDefaultDomain(domain);
   const OpEntry* best = nullptr;
-  for (const OpEntry& e : entries_) {
-    if (e.op_type != op_type) continue;
+  for (const uint32_t i : it->second) {
+    const OpEntry& e = entries_[i];
     if (dflt ? !isDefaultDomain(e.domain) : e.domain != domain) continue;
     if (e.since_version > opset) continue;
     if (best == nullptr || e.since_version > best->since_version) best = &e;
