@@ -353,7 +353,6 @@ class FoldConstants : public Pass {
   static std::optional<Tensor> deferredResult(const Node& n, int64_t opset,
                                               const std::vector<const Tensor*>& inputs,
                                               const std::vector<std::optional<Type>>& types) {
-    constexpr int64_t kDeferBytes = 64 << 10;
     if (n.numOutputs() != 1 || n.output(0) == nullptr || !n.domain.empty()) return std::nullopt;
     // Only ops whose kernel cannot fail once inference accepted the inputs: a recipe that
     // fails when written would fail the whole run, where an eager fold is just skipped.
@@ -375,7 +374,7 @@ class FoldConstants : public Pass {
       dims.push_back(d.value);
     const int64_t count = checkedElementCount(dims);
     if (count < 0 || static_cast<uint64_t>(count) > (UINT64_MAX - 7) / 64 ||
-        rawByteSize64(t->elem_type, count) < static_cast<uint64_t>(kDeferBytes) ||
+        rawByteSize64(t->elem_type, count) < FoldRecipe::kDeferBytes ||
         rawByteSize64(t->elem_type, count) > SIZE_MAX) {
       return std::nullopt;
     }

@@ -16,72 +16,102 @@ namespace {
 // The one recipe whose result is in memory (single-threaded by design).
 const FoldRecipe* g_resident = nullptr;
 
-// Fnv1a plus tensors by identity.
-struct Hasher : Fnv1a {
-  // A tensor by where its bytes come from (source and offset) or, when they are in
-  // memory only, by its content.
-  void tensor(const Tensor& t) {
-    pod(static_cast<int32_t>(t.dtype()));
-    for (int64_t d : t.dims())
-      pod(d);
-    const Buffer& b = t.buffer();
-    if (b.isSourceRange()) {
-      const auto& src = b.source();
-      pod(src->identity() ? *src->identity() : reinterpret_cast<uintptr_t>(src.get()));
-      pod(b.sourceOffset());
-    } else {
-      pod(t.contentHash());
+// One node of a detached copy, evaluated at an opset (fold-constants' recipes).
+class NodeStep : public FoldRecipe::Step {
+ public:
+  NodeStep(const Node& node, int64_t opset, const std::vector<std::optional<Tensor>>& inputs,
+           size_t output)
+      : graph_(std::make_unique<Graph>()), opset_(opset), output_(output) {
+    // A detached copy: the fold erases the original node.
+    std::vector<Value*> ins;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ins.push_back(inputs[i] ? graph_->addInput(GraphBuilder::key(), "in" + std::to_string(i),
+                                                 Type::tensor(inputs[i]->dtype()))
+                              : nullptr);
+    }
+    node_ = graph_->addNode(GraphBuilder::key(), node.op_type, ins, node.numOutputs(), node.domain);
+    node_->name = node.name;
+    for (const Attribute& a : node.attributes)
+      node_->attributes.push_back(a.copyWithoutGraphs());
+  }
+
+  Tensor compute(const std::vector<const Tensor*>& inputs) const override {
+    std::vector<Tensor> outs = evaluateNode(*node_, opset_, inputs);
+    return std::move(outs.at(output_));
+  }
+
+  void hash(Fnv1a& h) const override {
+    h.str(node_->domain);
+    h.str(node_->op_type);
+    h.pod(opset_);
+    h.pod(output_);
+    for (const Attribute& a : node_->attributes) {
+      h.str(a.name);
+      h.pod(static_cast<int>(a.type));
+      h.pod(a.i);
+      h.pod(a.f);
+      h.str(a.s);
+      for (int64_t v : a.ints)
+        h.pod(v);
+      for (float v : a.floats)
+        h.pod(v);
+      for (const std::string& v : a.strings)
+        h.str(v);
+      if (a.type == AttrType::kTensor) FoldRecipe::hashTensor(h, a.t);
+      for (const Tensor& t : a.tensors)
+        FoldRecipe::hashTensor(h, t);
     }
   }
+
+  std::string describe() const override {
+    return "the folded output of " + node_->op_type + " '" + node_->name + "'";
+  }
+
+ private:
+  std::unique_ptr<Graph> graph_;  // owns the detached copy of the node
+  Node* node_ = nullptr;
+  int64_t opset_;
+  size_t output_;
 };
 
 }  // namespace
 
+void FoldRecipe::hashTensor(Fnv1a& h, const Tensor& t) {
+  h.pod(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.dims())
+    h.pod(d);
+  const Buffer& b = t.buffer();
+  if (b.isSourceRange()) {
+    const auto& src = b.source();
+    h.pod(src->identity() ? *src->identity() : reinterpret_cast<uintptr_t>(src.get()));
+    h.pod(b.sourceOffset());
+  } else {
+    h.pod(t.contentHash());
+  }
+}
+
 FoldRecipe::FoldRecipe(const Node& node, int64_t opset, std::vector<std::optional<Tensor>> inputs,
                        size_t output, DataType dtype, std::vector<int64_t> dims)
-    : graph_(std::make_unique<Graph>()),
-      opset_(opset),
+    : step_(std::make_unique<NodeStep>(node, opset, inputs, output)),
       inputs_(std::move(inputs)),
-      output_(output),
       dtype_(dtype),
       dims_(std::move(dims)) {
-  bytes_ = rawByteSize(dtype_, checkedElementCount(dims_));
-  // A detached copy: the fold erases the original node.
-  std::vector<Value*> ins;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    ins.push_back(inputs_[i] ? graph_->addInput(GraphBuilder::key(), "in" + std::to_string(i),
-                                                Type::tensor(inputs_[i]->dtype()))
-                             : nullptr);
-  }
-  node_ = graph_->addNode(GraphBuilder::key(), node.op_type, ins, node.numOutputs(), node.domain);
-  node_->name = node.name;
-  for (const Attribute& a : node.attributes)
-    node_->attributes.push_back(a.copyWithoutGraphs());
+  init();
+}
 
-  Hasher h;
-  h.str(node.domain);
-  h.str(node.op_type);
-  h.pod(opset_);
-  h.pod(output_);
-  for (const Attribute& a : node.attributes) {
-    h.str(a.name);
-    h.pod(static_cast<int>(a.type));
-    h.pod(a.i);
-    h.pod(a.f);
-    h.str(a.s);
-    for (int64_t v : a.ints)
-      h.pod(v);
-    for (float v : a.floats)
-      h.pod(v);
-    for (const std::string& v : a.strings)
-      h.str(v);
-    if (a.type == AttrType::kTensor) h.tensor(a.t);
-    for (const Tensor& t : a.tensors)
-      h.tensor(t);
-  }
+FoldRecipe::FoldRecipe(std::unique_ptr<Step> step, std::vector<std::optional<Tensor>> inputs,
+                       DataType dtype, std::vector<int64_t> dims)
+    : step_(std::move(step)), inputs_(std::move(inputs)), dtype_(dtype), dims_(std::move(dims)) {
+  init();
+}
+
+void FoldRecipe::init() {
+  bytes_ = rawByteSize(dtype_, checkedElementCount(dims_));
+  Fnv1a h;
+  step_->hash(h);
   for (const auto& t : inputs_) {
     h.pod(t.has_value());
-    if (t) h.tensor(*t);
+    if (t) hashTensor(h, *t);
   }
   identity_ = h.h;
 }
@@ -91,7 +121,7 @@ FoldRecipe::~FoldRecipe() {
 }
 
 std::string FoldRecipe::describe() const {
-  return "the folded output of " + node_->op_type + " '" + node_->name + "'";
+  return step_->describe();
 }
 
 namespace {
@@ -132,9 +162,9 @@ void FoldRecipe::computeOne() const {
     was_resident.push_back(!t || t->buffer().isResident());
     ins.push_back(t ? &*t : nullptr);
   }
-  std::vector<Tensor> outs;
+  Tensor out;
   try {
-    outs = evaluateNode(*node_, opset_, ins);
+    out = step_->compute(ins);
   } catch (const ResourceError&) {
     throw;
   } catch (const std::exception& e) {
@@ -145,7 +175,6 @@ void FoldRecipe::computeOne() const {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!was_resident[i]) inputs_[i]->buffer().release();
   }
-  const Tensor& out = outs.at(output_);
   if (out.dtype() != dtype_ || out.dims() != dims_ || out.byteSize() != bytes_) {
     throw ResourceError(describe() + " does not have the type its fold was planned with");
   }

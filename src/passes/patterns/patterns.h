@@ -73,9 +73,9 @@ bool convOutputChannels(const Node* conv, const std::vector<int64_t>& w, int64_t
 // their name; see Rewriter::replaceValue).
 void bypass(Node* n, Value* x, Rewriter& rw);
 // The weights of a Conv (W: [M, C/g, k...]) or ConvTranspose (W: [C, M/g, k...])
-// with every output channel m scaled by s[m] (float32 or float64, as W).
-Tensor scaleOutputChannels(const Tensor& w, bool transpose, int64_t group,
-                           const std::vector<double>& s);
+// with every output channel m scaled by s[m] (float32 or float64, as W). A large W
+// gives a FoldRecipe: computed when written, one weight in memory at a time.
+Tensor scaleOutputChannels(const Tensor& w, bool transpose, int64_t group, std::vector<double> s);
 }  // namespace patterns
 
 }  // namespace onnxfold
