@@ -158,8 +158,18 @@ std::string Report::toJson(int indent) const {
     if (n.would_add_bytes >= 0) nf.back()["would_add_bytes"] = n.would_add_bytes;
     if (n.would_remove_nodes >= 0) nf.back()["would_remove_nodes"] = n.would_remove_nodes;
   }
-  if (!modules_json.empty()) j["modules"] = nlohmann::ordered_json::parse(modules_json);
-  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (modules_json.empty() || indent >= 0) {
+    if (!modules_json.empty()) j["modules"] = nlohmann::ordered_json::parse(modules_json);
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  // Compact (the bindings): the tree's JSON spliced in as the last member, not parsed and
+  // dumped again (a fifth of the report's cost on a model of 53 modules, in wasm).
+  std::string out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.pop_back();  // the closing brace
+  out += ",\"modules\":";
+  out += modules_json;
+  out += '}';
+  return out;
 }
 
 }  // namespace onnxfold

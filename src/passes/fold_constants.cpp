@@ -356,13 +356,20 @@ class FoldConstants : public Pass {
     if (n.numOutputs() != 1 || n.output(0) == nullptr || !n.domain.empty()) return std::nullopt;
     // Only ops whose kernel cannot fail once inference accepted the inputs: a recipe that
     // fails when written would fail the whole run, where an eager fold is just skipped.
-    static const char* const kDeferrable[] = {"Transpose", "Cast",      "Reshape",  "Flatten",
-                                              "Squeeze",   "Unsqueeze", "Identity", "Concat",
-                                              "Neg",       "Add",       "Sub",      "Mul"};
+    static const char* const kDeferrable[] = {
+        "Transpose", "Cast", "Reshape", "Flatten", "Squeeze", "Unsqueeze",     "Identity",
+        "Concat",    "Neg",  "Add",     "Sub",     "Mul",     "QuantizeLinear"};
     bool deferrable = false;
     for (const char* op : kDeferrable)
       deferrable = deferrable || n.op_type == op;
     if (!deferrable) return std::nullopt;
+    // QuantizeLinear (a weight quantized once) fails past inference only on a zero point of
+    // another size than the scale: checked here on the small parameters.
+    if (n.op_type == "QuantizeLinear" && (inputs.size() < 2 || inputs[1] == nullptr ||
+                                          (inputs.size() > 2 && inputs[2] != nullptr &&
+                                           inputs[2]->numElements() != inputs[1]->numElements()))) {
+      return std::nullopt;
+    }
     const std::optional<Type>& t = types[0];
     if (!t || t->elem_type == DataType::kString) return std::nullopt;
     // Arithmetic only on floats (integer kernels may check for overflow).

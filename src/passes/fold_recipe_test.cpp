@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -77,6 +78,38 @@ TEST(FoldRecipe, OpsWhoseKernelMayFailAreFoldedNow) {
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->buffer().isSourceRange());
   EXPECT_EQ(t->at<int64_t>(99999), 14);
+}
+
+// A float weight quantized by the model (QuantizeLinear of a constant, per output channel)
+// is quantized when written: 256 x 300 int8 values, the kernel's bytes.
+TEST(FoldRecipe, WeightsQuantizedOnceAreQuantizedWhenWritten) {
+  test::ModelBuilder b;
+  std::vector<float> w(256 * 300), scale(256);
+  for (size_t k = 0; k < w.size(); ++k)
+    w[k] = static_cast<float>(static_cast<int>(k % 201) - 100) / 50.0f;
+  for (size_t k = 0; k < scale.size(); ++k)
+    scale[k] = 0.01f + 0.001f * static_cast<float>(k % 7);
+  Tensor zp(DataType::kInt8, {256});  // zeros
+  zp.name = "zp";
+  std::vector<Attribute> attrs;
+  attrs.push_back(Attribute::makeInt("axis", 0));
+  b.output(b.op("QuantizeLinear",
+                {b.initializer("w", {256, 300}, w), b.initializer("scale", {256}, scale),
+                 b.initializer(std::move(zp))},
+                std::move(attrs)));
+  std::unique_ptr<Model> m = b.build();
+  ASSERT_TRUE(test::runPass(*m, "fold-constants"));
+  const Tensor* q = m->graph->outputs()[0]->initializer();
+  ASSERT_NE(q, nullptr);
+  EXPECT_TRUE(q->buffer().isSourceRange()) << "deferred";
+  EXPECT_FALSE(q->buffer().isResident()) << "not computed yet";
+  ASSERT_EQ(q->dtype(), DataType::kInt8);
+  for (size_t k = 0; k < w.size(); k += 37) {
+    const size_t ch = k / 300;
+    const double want = std::nearbyint(static_cast<double>(w[k] / scale[ch]));
+    ASSERT_EQ(q->at<int8_t>(k), static_cast<int8_t>(std::clamp(want, -128.0, 127.0)))
+        << "element " << k;
+  }
 }
 
 // Conv -> BatchNormalization -> Mul over a weight of 64 x 32 x 3 x 3 floats (72 KiB): both folds
