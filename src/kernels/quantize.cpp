@@ -320,6 +320,13 @@ void inferDequantize(InferContext& ctx) {
   setSameShape(ctx, 0, out, 0);
 }
 
+// y = float(x - zp) * scale for 8-bit x: the difference is exact, one float multiply.
+template <class Q>
+void dequantize8(const Q* x, size_t n, float scale, int32_t zp, float* out) {
+  for (size_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(static_cast<int32_t>(x[i]) - zp) * scale;
+}
+
 void computeDequantize(ComputeContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
@@ -336,6 +343,27 @@ void computeDequantize(ComputeContext& ctx) {
       zpv[k] = readElement(*zp, k).asDouble();
   }
   const DataType yt = y.dtype();
+  // Fast path: 8-bit integers to float32, scale constant over `inner` (weights kept behind
+  // their DequantizeLinear are evaluated by inference and validation, element by element
+  // through readElement this was two thirds of a QDQ mobilenet_v2's optimize). The same
+  // arithmetic: the exact integer difference times the scale, in float.
+  if ((x.dtype() == DataType::kInt8 || x.dtype() == DataType::kUint8) && yt == DataType::kFloat &&
+      l.mode != QuantLayout::kBlocked) {
+    const int64_t run = l.mode == QuantLayout::kTensor ? x.numElements() : l.inner;
+    const int64_t runs = run == 0 ? 0 : x.numElements() / run;
+    float* out = mutableDataAs<float>(y);
+    for (int64_t r = 0; r < runs; ++r) {
+      const size_t si = l.mode == QuantLayout::kTensor ? 0 : static_cast<size_t>(r % l.axis_dim);
+      const auto z = static_cast<int32_t>(zpv[si]);
+      const size_t off = static_cast<size_t>(r * run);
+      if (x.dtype() == DataType::kInt8) {
+        dequantize8(dataAs<int8_t>(x) + off, static_cast<size_t>(run), sc[si], z, out + off);
+      } else {
+        dequantize8(dataAs<uint8_t>(x) + off, static_cast<size_t>(run), sc[si], z, out + off);
+      }
+    }
+    return;
+  }
   uint8_t* bytes = y.mutableBytes();
   const bool int_x = x.dtype() != DataType::kInt32 && miniFloatOf(x.dtype()) == nullptr;
   size_t i = 0;
