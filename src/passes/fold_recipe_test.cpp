@@ -13,6 +13,8 @@
 #include "ir/buffer.h"
 #include "onnx/reader.h"
 #include "onnx/writer.h"
+#include "passes/quant/quant.h"
+#include "passes/rewrite.h"
 #include "test_util.h"
 
 namespace onnxfold {
@@ -154,6 +156,32 @@ TEST(FoldRecipe, ConvWeightsRescaledByPatternsAreComputedWhenWritten) {
     const auto bn_w = static_cast<float>(static_cast<double>(w[k]) * s);
     const auto want = static_cast<float>(static_cast<double>(bn_w) * static_cast<double>(mul[ch]));
     ASSERT_EQ(got.at<float>(k), want) << "element " << k;
+  }
+}
+
+// The 8-bit weights integer ops take (QLinearMatMul's B as uint8 and transposed, say) are made
+// when written: 300 x 256 int8 values, sign flipped and transposed.
+TEST(FoldRecipe, IntegerOpWeightsAreMadeWhenWritten) {
+  test::ModelBuilder b;
+  Tensor w(DataType::kInt8, {300, 256});
+  int8_t* p = reinterpret_cast<int8_t*>(w.mutableBytes());
+  for (int64_t k = 0; k < w.numElements(); ++k)
+    p[k] = static_cast<int8_t>(k * 7 % 256 - 128);
+  w.name = "w";
+  Value* wv = b.initializer(w);
+  b.output(b.op("Identity", {wv}));
+  Rewriter rw(b.model(), b.graph(), /*notify=*/false);
+  const Value* made = quant::weightIn(rw, wv, DataType::kUint8, /*transpose=*/true);
+  const Tensor& t = *made->initializer();
+  EXPECT_TRUE(t.buffer().isSourceRange()) << "deferred";
+  EXPECT_FALSE(t.buffer().isResident()) << "not computed yet";
+  ASSERT_EQ(t.dtype(), DataType::kUint8);
+  ASSERT_EQ(t.dims(), (std::vector<int64_t>{256, 300}));
+  for (int64_t r = 0; r < 300; r += 7) {
+    for (int64_t c = 0; c < 256; c += 5) {
+      const auto want = static_cast<uint8_t>(static_cast<uint8_t>(p[r * 256 + c]) ^ 0x80);
+      ASSERT_EQ(t.at<uint8_t>(static_cast<size_t>(c * 300 + r)), want) << r << "," << c;
+    }
   }
 }
 

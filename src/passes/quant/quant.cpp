@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "passes/fold_recipe.h"
 #include "schema/op_schema.h"
 
 namespace onnxfold::quant {
@@ -272,18 +273,53 @@ QParams paramsIn(const QParams& w, DataType t) {
   return p;
 }
 
-Value* weightIn(Rewriter& rw, Value* wq, DataType t, bool transpose) {
-  const Tensor* c = constantOf(wq);
-  const bool flip = c != nullptr && c->dtype() != t;
-  if (!flip && !transpose) return wq;
-  Tensor w(t, c->dims());
-  std::memcpy(w.mutableBytes(), c->bytes(), static_cast<size_t>(c->numElements()));
+namespace {
+
+// An 8-bit weight in the type (and layout) an integer op takes: the sign flipped (int8 <->
+// uint8, zero point moved by 128) and/or transposed. A recipe: computed when written.
+Tensor weightInNow(const Tensor& c, DataType t, bool flip, bool transpose) {
+  Tensor w(t, c.dims());
+  std::memcpy(w.mutableBytes(), c.bytes(), static_cast<size_t>(c.numElements()));
   if (flip) {
     uint8_t* b = w.mutableBytes();
     for (int64_t i = 0; i < w.numElements(); ++i)
       b[i] ^= 0x80;
   }
-  if (transpose) w = transposed8(w);
+  return transpose ? transposed8(w) : w;
+}
+
+class WeightIn : public FoldRecipe::Step {
+ public:
+  WeightIn(DataType t, bool flip, bool transpose) : t_(t), flip_(flip), transpose_(transpose) {}
+  Tensor compute(const std::vector<const Tensor*>& inputs) const override {
+    return weightInNow(*inputs.at(0), t_, flip_, transpose_);
+  }
+  void hash(Fnv1a& h) const override {
+    h.str("quant-weight-in");
+    h.pod(static_cast<int32_t>(t_));
+    h.pod(flip_);
+    h.pod(transpose_);
+  }
+  std::string describe() const override { return "an 8-bit weight made for an integer op"; }
+
+ private:
+  DataType t_;
+  bool flip_, transpose_;
+};
+
+}  // namespace
+
+Value* weightIn(Rewriter& rw, Value* wq, DataType t, bool transpose) {
+  const Tensor* c = constantOf(wq);
+  const bool flip = c != nullptr && c->dtype() != t;
+  if (!flip && !transpose) return wq;
+  std::vector<int64_t> dims = c->dims();
+  if (transpose) std::swap(dims[0], dims[1]);
+  Tensor w = c->byteSize() < FoldRecipe::kDeferBytes
+                 ? weightInNow(*c, t, flip, transpose)
+                 : FoldRecipe::deferred(std::make_shared<FoldRecipe>(
+                       std::make_unique<WeightIn>(t, flip, transpose),
+                       std::vector<std::optional<Tensor>>{*c}, t, std::move(dims)));
   return rw.constant(
       std::move(w),
       wq->name() + (flip ? (t == DataType::kUint8 ? "_u8" : "_s8") : "") + (transpose ? "_t" : ""));
