@@ -189,6 +189,13 @@ void FoldRecipe::read(uint64_t offset, size_t n, uint8_t* dst) const {
   std::memcpy(dst, result_.data() + offset, n);
 }
 
+Tensor FoldRecipe::computeOrDefer(std::unique_ptr<Step> step, const Tensor& input, DataType dtype,
+                                  std::vector<int64_t> dims) {
+  if (rawByteSize64(dtype, checkedElementCount(dims)) < kDeferBytes) return step->compute({&input});
+  return deferred(std::make_shared<FoldRecipe>(
+      std::move(step), std::vector<std::optional<Tensor>>{input}, dtype, std::move(dims)));
+}
+
 Tensor FoldRecipe::deferred(std::shared_ptr<FoldRecipe> recipe) {
   const DataType dtype = recipe->dtype_;
   std::vector<int64_t> dims = recipe->dims_;

@@ -56,6 +56,10 @@ class FoldRecipe : public Source {
 
   // The tensor the fold leaves in the graph: this recipe's output as a source range.
   static Tensor deferred(std::shared_ptr<FoldRecipe> recipe);
+  // `step` applied to `input`: computed now when the result is under kDeferBytes, else
+  // deferred (the patterns' weight rewrites).
+  static Tensor computeOrDefer(std::unique_ptr<Step> step, const Tensor& input, DataType dtype,
+                               std::vector<int64_t> dims);
   // Hashes a tensor by where its bytes come from (source and offset) or, when they are in
   // memory only, by its content: for Step::hash of tensors a step holds.
   static void hashTensor(Fnv1a& h, const Tensor& t);

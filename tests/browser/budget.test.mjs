@@ -10,13 +10,12 @@
 // Without Chromium, the built page or python3-onnx the tests skip, except under CI, where they fail.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveStatic } from '../../web/serve.mjs';
 import { artifacts, launchChromium, prerequisites, webDir } from './harness.mjs';
-import { havePythonOnnx, makeLlm, python } from '../node/env.mjs';
+import { havePythonOnnx, makeDecoder, makeLlm } from '../node/env.mjs';
 import { candidateBudgets } from '../../web/src/budget.js';
 
 const { playwright, skipReason } = await prerequisites('budget explorer', {
@@ -45,30 +44,7 @@ describe('web page: size budget explorer (Chromium)', { skip: skipReason }, () =
     await mkdir(artifacts, { recursive: true });
     dir = await mkdtemp(join(tmpdir(), 'onnxfold-budget-'));
     model = join(dir, 'llm.onnx');
-    execFileSync(
-      python,
-      [
-        makeLlm,
-        '--layers',
-        '1',
-        '--hidden',
-        '64',
-        '--heads',
-        '4',
-        '--kv-heads',
-        '2',
-        '--ffn',
-        '128',
-        '--vocab',
-        '256',
-        '--max-pos',
-        '256',
-        '--rope-per-layer',
-        '--out',
-        model,
-      ],
-      { stdio: 'ignore' },
-    );
+    await makeDecoder(model, { layers: 1, 'max-pos': 256, 'rope-per-layer': true });
     server = await serveStatic({ root: webDir });
     browser = await launchChromium(playwright);
   });

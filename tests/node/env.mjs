@@ -39,6 +39,26 @@ export function makeSmallDecoder(path) {
   );
   return path;
 }
+
+// A make_llm.py decoder of the tiny shape several tests share (2 layers, hidden 64, 4 heads of
+// which 2 key/value, ffn 128, vocab 256, 64 positions) at `out`; `shape` replaces or adds flags
+// ({ layers: 1, 'rope-per-layer': true }).
+export async function makeDecoder(out, shape = {}) {
+  const flags = {
+    layers: 2,
+    hidden: 64,
+    heads: 4,
+    'kv-heads': 2,
+    ffn: 128,
+    vocab: 256,
+    'max-pos': 64,
+    ...shape,
+  };
+  const args = Object.entries(flags).flatMap(([k, v]) => (v === true ? [`--${k}`] : [`--${k}`, String(v)]));
+  await run(python, [makeLlm, ...args, '--out', out]);
+  return out;
+}
+
 let pythonOnnx;
 export function havePythonOnnx() {
   if (pythonOnnx === undefined) {

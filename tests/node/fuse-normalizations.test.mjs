@@ -10,18 +10,7 @@ import { join } from 'node:path';
 
 import ort from 'onnxruntime-node';
 
-import {
-  cli,
-  cliMissing,
-  dist,
-  haveCli,
-  havePythonOnnx,
-  makeLlm,
-  modelsDir,
-  need,
-  python,
-  run,
-} from './env.mjs';
+import { cli, cliMissing, dist, haveCli, havePythonOnnx, makeDecoder, modelsDir, need, run } from './env.mjs';
 import { readModel } from './onnx-builder.mjs';
 import { compareModels, makeInputs } from './oracle.mjs';
 
@@ -84,25 +73,7 @@ test('a make_llm decoder with targetOpset 23: 2 * layers + 1 RMSNormalization, e
   if (!need(t, haveCli, cliMissing) || !need(t, havePythonOnnx(), 'python3-onnx is not installed')) return;
   const layers = 2;
   const model = join(tmp, 'llm', 'model.onnx');
-  await run(python, [
-    makeLlm,
-    '--layers',
-    String(layers),
-    '--hidden',
-    '64',
-    '--heads',
-    '4',
-    '--kv-heads',
-    '2',
-    '--ffn',
-    '128',
-    '--vocab',
-    '256',
-    '--max-pos',
-    '64',
-    '--out',
-    model,
-  ]);
+  await makeDecoder(model, { layers });
   const r = await optimize(model, 'llm.op23', ['--target-opset', '23']);
   t.diagnostic(`ops: ${JSON.stringify(r.ops)}`);
   assert.equal(r.ops.RMSNormalization ?? 0, 2 * layers + 1);

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import ort from 'onnxruntime-node';
 
 import { readModel } from './onnx-builder.mjs';
-import { cli, cliMissing, haveCli, havePythonOnnx, makeLlm, modelsDir, need, python, run } from './env.mjs';
+import { cli, cliMissing, haveCli, havePythonOnnx, makeDecoder, modelsDir, need, run } from './env.mjs';
 
 const tmp = mkdtempSync(join(tmpdir(), 'onnxfold-fusions-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
@@ -92,25 +92,7 @@ for (const opset of [17, 20]) {
 test("ONNX Runtime fuses as much in onnxfold's output as in a make_llm decoder (RMSNorm, rotary, SiLU)", async (t) => {
   if (!need(t, haveCli, cliMissing) || !need(t, havePythonOnnx(), 'python3-onnx is not installed')) return;
   const model = join(tmp, 'llm', 'model.onnx');
-  await run(python, [
-    makeLlm,
-    '--layers',
-    '2',
-    '--hidden',
-    '64',
-    '--heads',
-    '4',
-    '--kv-heads',
-    '2',
-    '--ffn',
-    '128',
-    '--vocab',
-    '256',
-    '--max-pos',
-    '64',
-    '--out',
-    model,
-  ]);
+  await makeDecoder(model);
   await compare(t, model, 'llm');
   await compare(t, model, 'llm.op23', ['--target-opset', '23']);
 });

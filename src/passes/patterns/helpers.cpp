@@ -170,25 +170,22 @@ void scaleChannelBlocks(const uint8_t* in, T* out, const std::vector<int64_t>& d
   }
 }
 
-Tensor scaledNow(const Tensor& w, bool transpose, int64_t group, const std::vector<double>& s) {
-  Tensor out = Tensor::uninitialized(w.dtype(), w.dims());
-  if (w.dtype() == DataType::kDouble) {
-    scaleChannelBlocks(w.bytes(), reinterpret_cast<double*>(out.mutableBytes()), w.dims(),
-                       transpose, group, s);
-  } else {
-    scaleChannelBlocks(w.bytes(), reinterpret_cast<float*>(out.mutableBytes()), w.dims(), transpose,
-                       group, s);
-  }
-  return out;
-}
-
-// The same, as a recipe computed when the weight is written.
+// W with its output channels scaled, as a fold recipe's step.
 class ScaleOutputChannels : public FoldRecipe::Step {
  public:
   ScaleOutputChannels(bool transpose, int64_t group, std::vector<double> s)
       : transpose_(transpose), group_(group), s_(std::move(s)) {}
   Tensor compute(const std::vector<const Tensor*>& inputs) const override {
-    return scaledNow(*inputs.at(0), transpose_, group_, s_);
+    const Tensor& w = *inputs.at(0);
+    Tensor out = Tensor::uninitialized(w.dtype(), w.dims());
+    if (w.dtype() == DataType::kDouble) {
+      scaleChannelBlocks(w.bytes(), reinterpret_cast<double*>(out.mutableBytes()), w.dims(),
+                         transpose_, group_, s_);
+    } else {
+      scaleChannelBlocks(w.bytes(), reinterpret_cast<float*>(out.mutableBytes()), w.dims(),
+                         transpose_, group_, s_);
+    }
+    return out;
   }
   void hash(Fnv1a& h) const override {
     h.str("scale-output-channels");
@@ -210,10 +207,9 @@ class ScaleOutputChannels : public FoldRecipe::Step {
 }  // namespace
 
 Tensor scaleOutputChannels(const Tensor& w, bool transpose, int64_t group, std::vector<double> s) {
-  if (w.byteSize() < FoldRecipe::kDeferBytes) return scaledNow(w, transpose, group, s);
-  return FoldRecipe::deferred(std::make_shared<FoldRecipe>(
-      std::make_unique<ScaleOutputChannels>(transpose, group, std::move(s)),
-      std::vector<std::optional<Tensor>>{w}, w.dtype(), w.dims()));
+  return FoldRecipe::computeOrDefer(
+      std::make_unique<ScaleOutputChannels>(transpose, group, std::move(s)), w, w.dtype(),
+      w.dims());
 }
 
 }  // namespace onnxfold::patterns

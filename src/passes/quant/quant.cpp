@@ -276,23 +276,20 @@ QParams paramsIn(const QParams& w, DataType t) {
 namespace {
 
 // An 8-bit weight in the type (and layout) an integer op takes: the sign flipped (int8 <->
-// uint8, zero point moved by 128) and/or transposed. A recipe: computed when written.
-Tensor weightInNow(const Tensor& c, DataType t, bool flip, bool transpose) {
-  Tensor w(t, c.dims());
-  std::memcpy(w.mutableBytes(), c.bytes(), static_cast<size_t>(c.numElements()));
-  if (flip) {
-    uint8_t* b = w.mutableBytes();
-    for (int64_t i = 0; i < w.numElements(); ++i)
-      b[i] ^= 0x80;
-  }
-  return transpose ? transposed8(w) : w;
-}
-
+// uint8, zero point moved by 128) and/or transposed: weightIn's step (deferred when large).
 class WeightIn : public FoldRecipe::Step {
  public:
   WeightIn(DataType t, bool flip, bool transpose) : t_(t), flip_(flip), transpose_(transpose) {}
   Tensor compute(const std::vector<const Tensor*>& inputs) const override {
-    return weightInNow(*inputs.at(0), t_, flip_, transpose_);
+    const Tensor& c = *inputs.at(0);
+    Tensor w(t_, c.dims());
+    std::memcpy(w.mutableBytes(), c.bytes(), static_cast<size_t>(c.numElements()));
+    if (flip_) {
+      uint8_t* b = w.mutableBytes();
+      for (int64_t i = 0; i < w.numElements(); ++i)
+        b[i] ^= 0x80;
+    }
+    return transpose_ ? transposed8(w) : w;
   }
   void hash(Fnv1a& h) const override {
     h.str("quant-weight-in");
@@ -315,11 +312,8 @@ Value* weightIn(Rewriter& rw, Value* wq, DataType t, bool transpose) {
   if (!flip && !transpose) return wq;
   std::vector<int64_t> dims = c->dims();
   if (transpose) std::swap(dims[0], dims[1]);
-  Tensor w = c->byteSize() < FoldRecipe::kDeferBytes
-                 ? weightInNow(*c, t, flip, transpose)
-                 : FoldRecipe::deferred(std::make_shared<FoldRecipe>(
-                       std::make_unique<WeightIn>(t, flip, transpose),
-                       std::vector<std::optional<Tensor>>{*c}, t, std::move(dims)));
+  Tensor w = FoldRecipe::computeOrDefer(std::make_unique<WeightIn>(t, flip, transpose), *c, t,
+                                        std::move(dims));
   return rw.constant(
       std::move(w),
       wq->name() + (flip ? (t == DataType::kUint8 ? "_u8" : "_s8") : "") + (transpose ? "_t" : ""));
